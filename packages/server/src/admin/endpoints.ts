@@ -1,0 +1,35 @@
+// Provisioning, shared by the admin API and the CLI: tokens are issued here and only their digests
+// reach the store.
+import { initialRecord } from '../domain/record.ts';
+import type { EndpointStore } from '../store/port.ts';
+import { hashToken, issueToken } from '../tokens.ts';
+
+export interface IssuedToken {
+  id: string;
+  token: string;
+}
+
+export const ENDPOINT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** undefined when the ID is taken. */
+export async function createEndpoint(store: EndpointStore, id: string): Promise<IssuedToken | undefined> {
+  const token = issueToken();
+  return (await store.create(id, hashToken(token), initialRecord())) ? { id, token } : undefined;
+}
+
+/** undefined when there is no such endpoint. The old token stops working with this call. */
+export async function rotateEndpointToken(store: EndpointStore, id: string): Promise<IssuedToken | undefined> {
+  const token = issueToken();
+  return (await store.setTokenHash(id, hashToken(token))) ? { id, token } : undefined;
+}
+
+export async function listEndpointIds(
+  store: EndpointStore,
+  cursor: string | undefined,
+  limit: number,
+): Promise<{ ids: string[]; next_cursor: string | null }> {
+  // One extra row tells whether another page follows.
+  const rows = await store.listIds(cursor, limit + 1);
+  const ids = rows.slice(0, limit);
+  return { ids, next_cursor: rows.length > limit ? ids[ids.length - 1]! : null };
+}

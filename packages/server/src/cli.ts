@@ -1,0 +1,119 @@
+// `pnpm chatbridge ...`: provisioning directly on the configured store (same environment as the
+// server). Tokens are printed once and never stored in plain text.
+import { Command, InvalidArgumentError } from 'commander';
+import { ENDPOINT_ID, createEndpoint, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { openStore } from './store/open.ts';
+import type { EndpointStore } from './store/port.ts';
+
+const endpointId = (value: string) => {
+  if (!ENDPOINT_ID.test(value)) throw new InvalidArgumentError('an endpoint ID is 1 to 64 characters of A-Z a-z 0-9 _ -');
+  return value;
+};
+
+const positiveInt = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('must be an integer from 1 to 1000');
+  return n;
+};
+
+async function withStore(work: (store: EndpointStore, baseUrl: string) => Promise<number>): Promise<void> {
+  const config = loadConfig(process.env);
+  const store = await openStore(config.store);
+  try {
+    process.exitCode = await work(store, `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`);
+  } finally {
+    await store.close();
+  }
+}
+
+function printIssued(issued: { id: string; token: string }, baseUrl: string, what: string): void {
+  console.log(`${what} ${issued.id}`);
+  console.log(`token: ${issued.token}`);
+  console.log('This token is shown once; only its hash is stored. Keep it secret.');
+  console.log(`Read the endpoint: curl "${baseUrl}/${issued.id}?token=${issued.token}"`);
+}
+
+const program = new Command('chatbridge').description('Provision chatbridge endpoints on the configured store.');
+
+program
+  .command('create')
+  .description('create an endpoint and print its token')
+  .argument('<id>', 'endpoint ID', endpointId)
+  .action((id: string) =>
+    withStore(async (store, baseUrl) => {
+      const issued = await createEndpoint(store, id);
+      if (!issued) {
+        console.error(`An endpoint with ID ${id} already exists.`);
+        return 1;
+      }
+      printIssued(issued, baseUrl, 'created endpoint');
+      return 0;
+    }),
+  );
+
+program
+  .command('rotate')
+  .description("issue a new token for an endpoint; the old one stops working at once")
+  .argument('<id>', 'endpoint ID', endpointId)
+  .action((id: string) =>
+    withStore(async (store, baseUrl) => {
+      const issued = await rotateEndpointToken(store, id);
+      if (!issued) {
+        console.error(`No endpoint has ID ${id}.`);
+        return 1;
+      }
+      printIssued(issued, baseUrl, 'rotated the token of');
+      return 0;
+    }),
+  );
+
+program
+  .command('delete')
+  .description('delete an endpoint and its record')
+  .argument('<id>', 'endpoint ID', endpointId)
+  .action((id: string) =>
+    withStore(async (store) => {
+      if (!(await store.delete(id))) {
+        console.error(`No endpoint has ID ${id}.`);
+        return 1;
+      }
+      console.log(`deleted endpoint ${id}`);
+      return 0;
+    }),
+  );
+
+program
+  .command('list')
+  .description('list endpoint IDs, a page at a time')
+  .option('--limit <n>', 'page size (1-1000)', positiveInt, 100)
+  .option('--cursor <id>', 'start after this ID', endpointId)
+  .action((opts: { limit: number; cursor?: string }) =>
+    withStore(async (store) => {
+      const page = await listEndpointIds(store, opts.cursor, opts.limit);
+      for (const id of page.ids) console.log(id);
+      if (page.next_cursor) console.error(`more: --cursor ${page.next_cursor}`);
+      return 0;
+    }),
+  );
+
+program
+  .command('show')
+  .description("print an endpoint's record as JSON")
+  .argument('<id>', 'endpoint ID', endpointId)
+  .action((id: string) =>
+    withStore(async (store) => {
+      const found = await store.get(id);
+      if (!found) {
+        console.error(`No endpoint has ID ${id}.`);
+        return 1;
+      }
+      console.log(JSON.stringify(found.record, null, 2));
+      return 0;
+    }),
+  );
+
+program.parseAsync().catch((err: unknown) => {
+  console.error(err instanceof ConfigError ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,204 @@
+// The update semantics of POST /update/{endpoint}: a pure function from (record, parameters) to a
+// new record or the list of problems with the request. No I/O; the store makes it atomic.
+import type { operations } from '@chatbridge/api';
+import { type Issue, queryIssue } from './issues.ts';
+import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS } from './record.ts';
+import { parseEmbed } from './embed.ts';
+
+/** The update's query parameters, without the token (authentication is not the domain's business). */
+export type UpdateParams = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
+
+export interface UpdatePolicy {
+  /** Accept plain http webhook URLs (development only). */
+  allowHttpWebhooks: boolean;
+}
+
+export type UpdateOutcome =
+  | { ok: true; record: EndpointRecord; changed: boolean }
+  | { ok: false; issues: Issue[] };
+
+/** A list parameter: which list it targets and how its values compare. */
+interface ListTarget {
+  parameter: keyof UpdateParams;
+  select: (r: EndpointRecord) => string[];
+  limit: number;
+  /** Comma-separated values are split into several elements. */
+  commaList: boolean;
+  /** Normalises a value for the "already present" comparison. */
+  key: (value: string) => string;
+  validate?: (value: string, policy: UpdatePolicy) => string | undefined;
+}
+
+const exact = (v: string) => v;
+const caseless = (v: string) => v.toLowerCase();
+
+function webhookProblem(value: string, policy: UpdatePolicy): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute https URL';
+  }
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && policy.allowHttpWebhooks) return undefined;
+  return policy.allowHttpWebhooks ? 'must be an absolute http or https URL' : 'must be an absolute https URL';
+}
+
+const LIST_TARGETS: ListTarget[] = [
+  ...(['chat_a', 'chat_b'] as const).map((p): ListTarget => ({
+    parameter: `webhook_${p}`,
+    select: (r) => r.config.webhooks[p],
+    limit: LIST_LIMITS.perPlatform,
+    commaList: false,
+    key: exact,
+    validate: webhookProblem,
+  })),
+  ...PLATFORMS.map((p): ListTarget => ({
+    parameter: `channel_${p}`,
+    select: (r) => r.config.channels[p],
+    limit: LIST_LIMITS.perPlatform,
+    commaList: false,
+    key: exact,
+  })),
+  { parameter: 'blacklist', select: (r) => r.config.blacklist, limit: LIST_LIMITS.blacklist, commaList: true, key: caseless },
+  { parameter: 'allowed_ids', select: (r) => r.config['allowed-ids'], limit: LIST_LIMITS.allowedIds, commaList: true, key: exact },
+];
+
+const splitCommaList = (value: string) => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Applies `params` to a copy of `record`. Either every parameter is applied, or none is and the
+ * issues say why. With `only_check`, everything is validated and nothing is changed.
+ */
+export function applyUpdate(record: EndpointRecord, params: UpdateParams, policy: UpdatePolicy): UpdateOutcome {
+  const next = structuredClone(record);
+  const issues: Issue[] = [];
+
+  applyLists(next, params, policy, issues);
+  applyConfigScalars(next, params, issues);
+  applyMessage(next, params, issues);
+  applySenderAndTrigger(next, params);
+
+  if (issues.length > 0) return { ok: false, issues };
+  if (params.only_check === true) return { ok: true, record, changed: false };
+  const changed = JSON.stringify(next) !== JSON.stringify(record);
+  return { ok: true, record: changed ? next : record, changed };
+}
+
+function applyLists(next: EndpointRecord, params: UpdateParams, policy: UpdatePolicy, issues: Issue[]): void {
+  for (const p of ['chat_c', 'chat_d'] as const) {
+    if (params[`webhook_${p}`] !== undefined) issues.push(queryIssue(`webhook_${p}`, `${p} has no webhooks`));
+  }
+  const given = LIST_TARGETS.filter((t) => params[t.parameter] !== undefined);
+  const index = params.index;
+  if (index !== undefined && given.length === 0) {
+    issues.push(queryIssue('index', 'index needs at least one list parameter (webhook_*, channel_*, blacklist, allowed_ids)'));
+  }
+  for (const target of given) {
+    const raw = String(params[target.parameter]);
+    const values = target.commaList ? splitCommaList(raw) : [raw];
+    const problem = values.map((v) => target.validate?.(v, policy)).find((m) => m !== undefined);
+    if (problem) {
+      issues.push(queryIssue(target.parameter, problem));
+      continue;
+    }
+    if (values.length === 0) {
+      issues.push(queryIssue(target.parameter, 'must contain at least one non-empty item'));
+      continue;
+    }
+    const list = target.select(next);
+    if (index === undefined) appendUnique(list, values, target, issues);
+    else overwriteAt(list, index, values, target, issues);
+  }
+}
+
+function appendUnique(list: string[], values: string[], target: ListTarget, issues: Issue[]): void {
+  const present = new Set(list.map(target.key));
+  for (const value of values) {
+    if (present.has(target.key(value))) continue;
+    if (list.length >= target.limit) {
+      issues.push(queryIssue(target.parameter, `the list is full (at most ${target.limit} elements)`));
+      return;
+    }
+    list.push(value);
+    present.add(target.key(value));
+  }
+}
+
+function overwriteAt(list: string[], index: number, values: string[], target: ListTarget, issues: Issue[]): void {
+  if (values.length !== 1) {
+    issues.push(queryIssue(target.parameter, 'a comma-separated list cannot be combined with index'));
+    return;
+  }
+  if (index >= list.length) {
+    issues.push(queryIssue('index', `${target.parameter}: no element at index ${index} (the list has ${list.length})`));
+    return;
+  }
+  const value = values[0]!;
+  const elsewhere = list.findIndex((v, i) => i !== index && target.key(v) === target.key(value));
+  if (elsewhere !== -1) {
+    issues.push(queryIssue(target.parameter, `the value already stands at index ${elsewhere}`));
+    return;
+  }
+  list[index] = value;
+}
+
+function applyConfigScalars(next: EndpointRecord, params: UpdateParams, _issues: Issue[]): void {
+  for (const p of PLATFORMS) {
+    const log = params[`log_${p}`];
+    if (log !== undefined) next.config.logs[p] = log;
+  }
+  if (params.selfuse !== undefined) next.config['self-user'] = params.selfuse;
+  if (params.beta !== undefined) next.config.isbeta = params.beta;
+}
+
+function applyMessage(next: EndpointRecord, params: UpdateParams, issues: Issue[]): void {
+  const message = next.meta.message;
+  if (params.message_author_name !== undefined) message.author.name = params.message_author_name;
+  if (params.message_author_avatar !== undefined) message.author.avatar = params.message_author_avatar;
+  if (params.message_author_id !== undefined) message.author.id = params.message_author_id;
+  if (params.message_content !== undefined) message.content = params.message_content;
+  if (params.message_reply !== undefined) message.isReply = params.message_reply;
+  if (params.message_reply_message !== undefined) message.reply.message = params.message_reply_message;
+  if (params.message_reply_author !== undefined) message.reply.author = params.message_reply_author;
+  if (params.message_attachments !== undefined) {
+    const urls = splitCommaList(params.message_attachments);
+    if (urls.length === 0 || !urls.every(isHttpUrl)) {
+      issues.push(queryIssue('message_attachments', 'must be one or more comma-separated absolute http(s) URLs'));
+    } else {
+      message.attachments = urls;
+    }
+  }
+  if (params.message_embed !== undefined) {
+    const parsed = parseEmbed(params.message_embed);
+    if (parsed.ok) message.embed = parsed.embed;
+    else issues.push(queryIssue('message_embed', parsed.problem));
+  }
+}
+
+function applySenderAndTrigger(next: EndpointRecord, params: UpdateParams): void {
+  const meta = next.meta;
+  if (params.sender_channel !== undefined) meta['sender-channel'] = params.sender_channel;
+  if (params.sender !== undefined) {
+    meta.sender = params.sender;
+    meta.read[params.sender] = true;
+  }
+  if (params.trigger === true) {
+    meta.trigger = true;
+    // A new message: only the sender and platforms with nothing to deliver to count as read.
+    for (const p of PLATFORMS) meta.read[p] = p === meta.sender || next.config.channels[p].length === 0;
+  } else if (params.trigger === false) {
+    meta.trigger = false;
+  }
+}
+
+export type { Platform };

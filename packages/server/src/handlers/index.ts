@@ -1,0 +1,22 @@
+// One handler per operationId; `Handlers` makes a missing or misnamed one a compile error.
+import type { AppDeps } from '../http/deps.ts';
+import type { Handlers } from '../http/operations.ts';
+import { createEndpoint } from './createEndpoint.ts';
+import { deleteEndpoint } from './deleteEndpoint.ts';
+import { getEndpoint } from './getEndpoint.ts';
+import { getLiveness } from './getLiveness.ts';
+import { getReadiness } from './getReadiness.ts';
+import { listEndpoints } from './listEndpoints.ts';
+import { rotateEndpointToken } from './rotateEndpointToken.ts';
+import { updateEndpoint } from './updateEndpoint.ts';
+
+export const buildHandlers = (deps: AppDeps): Handlers => ({
+  getEndpoint: getEndpoint(deps),
+  updateEndpoint: updateEndpoint(deps),
+  createEndpoint: createEndpoint(deps),
+  listEndpoints: listEndpoints(deps),
+  rotateEndpointToken: rotateEndpointToken(deps),
+  deleteEndpoint: deleteEndpoint(deps),
+  getLiveness: getLiveness(),
+  getReadiness: getReadiness(deps),
+});

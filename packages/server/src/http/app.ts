@@ -1,0 +1,73 @@
+// createApp builds the Express app and never listens. Order, as express-openapi-validator expects:
+// request logging, body parser, the validator (security presence, then parameters, then responses),
+// the admin guard, dispatch by operationId, and one error handler that answers problem+json.
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type RequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import { pinoHttp } from 'pino-http';
+import { bundledSpecPath } from '@chatbridge/api';
+import { buildHandlers } from '../handlers/index.ts';
+import { redactUrl } from '../logger.ts';
+import { tokenMatchesDigest } from '../tokens.ts';
+import type { AppDeps } from './deps.ts';
+import { problemErrorHandler } from './errors.ts';
+import { type Handlers, type OperationId, openapiOf } from './operations.ts';
+import { HttpProblem } from './problem.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function requestLogging(deps: AppDeps): RequestHandler {
+  return pinoHttp({
+    logger: deps.logger,
+    genReqId: (req, res) => {
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    // Only what an operator needs; never headers (Authorization) nor the raw URL (token).
+    serializers: {
+      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+  });
+}
+
+/** Operations whose spec security names `adminBearer` need the operator's admin token. */
+function adminGuard(adminTokenHash: Uint8Array | undefined): RequestHandler {
+  return (req, _res, next) => {
+    const security = openapiOf(req).schema?.security ?? [];
+    if (!security.some((s) => 'adminBearer' in s)) return next();
+    const header = req.headers.authorization ?? '';
+    const presented = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+    next(tokenMatchesDigest(adminTokenHash, presented) ? undefined : new HttpProblem(401, 'The admin token is missing or wrong.'));
+  };
+}
+
+function dispatch(handlers: Handlers): RequestHandler {
+  return async (req, res, next) => {
+    const operationId = openapiOf(req).schema?.operationId as OperationId | undefined;
+    if (!operationId) return next();
+    await handlers[operationId](req, res);
+  };
+}
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestLogging(deps));
+  app.use(express.json({ limit: '16kb' }));
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: bundledSpecPath,
+      validateRequests: { allowUnknownQueryParameters: false },
+      validateResponses: deps.validateResponses,
+      validateSecurity: true,
+    }),
+  );
+  app.use(adminGuard(deps.adminTokenHash));
+  app.use(dispatch(buildHandlers(deps)));
+  app.use(problemErrorHandler(deps.logger));
+  return app;
+}

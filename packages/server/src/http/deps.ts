@@ -1,0 +1,18 @@
+import type { Logger } from '../logger.ts';
+import type { EndpointStore } from '../store/port.ts';
+
+export interface Readiness {
+  /** Set on shutdown: readiness turns false so load balancers drain the instance. */
+  draining: boolean;
+}
+
+/** Everything the app needs from outside; main.ts and the tests build it. */
+export interface AppDeps {
+  store: EndpointStore;
+  logger: Logger;
+  /** SHA-256 of the admin token; undefined disables the admin API. */
+  adminTokenHash: Uint8Array | undefined;
+  allowHttpWebhooks: boolean;
+  validateResponses: boolean;
+  readiness: Readiness;
+}

@@ -1,0 +1,57 @@
+// The one error handler: every error becomes a problem document. Validator errors are translated so
+// that each offending parameter is named; anything unexpected is logged and answered 500 without
+// internal detail.
+import type { ErrorRequestHandler } from 'express';
+import type { Issue } from '../domain/issues.ts';
+import type { Logger } from '../logger.ts';
+import { HttpProblem, UNAUTHORIZED_DETAIL, invalid, isProblemStatus, problemFor, type ProblemStatus } from './problem.ts';
+
+interface ValidatorErrorItem {
+  path?: string;
+  message?: string;
+}
+
+const LOCATIONS: Record<string, Issue['in']> = { query: 'query', params: 'path', path: 'path', body: 'body', headers: 'header' };
+
+/** express-openapi-validator reports `/query/token` or `.query.token`; we name the parameter. */
+function issueFromValidator(item: ValidatorErrorItem): Issue {
+  const [location = '', name, ...rest] = (item.path ?? '').split(/[./]/).filter(Boolean);
+  const place = LOCATIONS[location] ?? 'query';
+  const parameter = name ?? (place === 'body' ? 'body' : location || 'request');
+  const message = (item.message ?? 'is invalid').replace(/^Unknown query parameter '.*'$/, 'unknown parameter');
+  return { parameter: rest.length ? `${parameter}.${rest.join('.')}` : parameter, in: place, message };
+}
+
+interface Answer {
+  status: ProblemStatus;
+  detail: string;
+  errors?: Issue[];
+  unexpected?: boolean;
+}
+
+const fromHttpProblem = (p: HttpProblem): Answer => ({ status: p.status, detail: p.message, ...(p.errors && { errors: p.errors }) });
+
+function toProblem(err: unknown): Answer {
+  if (err instanceof HttpProblem) return fromHttpProblem(err);
+  const e = err as { status?: number; statusCode?: number; type?: string; errors?: ValidatorErrorItem[]; message?: string };
+  const status = e.status ?? e.statusCode ?? 500;
+  if (e.type === 'entity.parse.failed') return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'is not valid JSON' }]));
+  if (e.type === 'entity.too.large') return { status: 413, detail: 'The request body is too large.' };
+  if (status === 400 && Array.isArray(e.errors)) return fromHttpProblem(invalid(e.errors.map(issueFromValidator)));
+  if (status === 401 || status === 403) return { status: 401, detail: UNAUTHORIZED_DETAIL };
+  if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
+  if (status === 405) return { status: 405, detail: 'This method is not allowed at this path.' };
+  if (status === 413) return { status: 413, detail: 'The request is too large.' };
+  if (status === 415) return { status: 415, detail: 'Send application/json.' };
+  if (isProblemStatus(status) && status < 500) return { status, detail: 'The request was not accepted.' };
+  return { status: 500, detail: 'An unexpected error occurred; it has been logged.', unexpected: true };
+}
+
+export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const p = toProblem(err);
+    if (p.unexpected) (req.log ?? logger).error({ err }, 'unexpected error');
+    if (res.headersSent) return;
+    res.status(p.status).type('application/problem+json').json(problemFor(p.status, p.detail, req.path, p.errors));
+  };
+}

@@ -1,0 +1,31 @@
+// Typing that ties handlers to the spec: one handler per operationId of the generated `operations`
+// interface, so a missing or misnamed handler does not compile.
+import type { Request, Response } from 'express';
+import type { operations } from '@chatbridge/api';
+
+export type OperationId = keyof operations;
+export type Handler = (req: Request, res: Response) => Promise<void> | void;
+export type Handlers = { [K in OperationId]: Handler };
+
+type Responses<Op extends OperationId> = operations[Op]['responses'];
+type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+
+/** Sends a success body typed by the operation's declared response for that status. */
+export function reply<Op extends OperationId, S extends keyof Responses<Op> & number>(
+  res: Response,
+  _op: Op,
+  status: S,
+  body: JsonBody<Responses<Op>[S]>,
+): void {
+  res.status(status).json(body);
+}
+
+interface OpenApiMeta {
+  pathParams?: Record<string, string>;
+  schema?: { operationId?: string; security?: Record<string, string[]>[] };
+}
+
+export const openapiOf = (req: Request): OpenApiMeta => (req as Request & { openapi?: OpenApiMeta }).openapi ?? {};
+
+/** A path parameter, already validated against the spec. */
+export const pathParam = (req: Request, name: string): string => openapiOf(req).pathParams?.[name] ?? '';

@@ -1,0 +1,63 @@
+// RFC 9457 problem documents. Every error leaving the server goes through `problemFor`, so clients
+// always get application/problem+json with `type`, `title`, `status`, `detail` and `message`.
+import type { Issue } from '../domain/issues.ts';
+
+export const PROBLEM_BASE = 'https://chatbridge.dev/problems#';
+
+const KINDS = {
+  400: ['validation', 'Invalid request'],
+  401: ['unauthorized', 'Unauthorized'],
+  404: ['not-found', 'Not found'],
+  405: ['method-not-allowed', 'Method not allowed'],
+  409: ['conflict', 'Conflict'],
+  413: ['payload-too-large', 'Payload too large'],
+  415: ['unsupported-media-type', 'Unsupported media type'],
+  500: ['internal', 'Internal server error'],
+  503: ['unavailable', 'Service unavailable'],
+} as const;
+
+export type ProblemStatus = keyof typeof KINDS;
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  message: string;
+  instance?: string;
+  errors?: Issue[];
+}
+
+/** An error a handler throws to answer with a problem document. */
+export class HttpProblem extends Error {
+  readonly status: ProblemStatus;
+  readonly errors: Issue[] | undefined;
+  constructor(status: ProblemStatus, detail: string, errors?: Issue[]) {
+    super(detail);
+    this.status = status;
+    this.errors = errors;
+  }
+}
+
+export const UNAUTHORIZED_DETAIL = 'The token is missing or not valid for this endpoint.';
+export const unauthorized = () => new HttpProblem(401, UNAUTHORIZED_DETAIL);
+
+export function invalid(issues: Issue[]): HttpProblem {
+  const detail = issues.map((i) => `${i.parameter}: ${i.message}`).join('; ');
+  return new HttpProblem(400, detail, issues);
+}
+
+export function problemFor(status: ProblemStatus, detail: string, instance?: string, errors?: Issue[]): Problem {
+  const [kind, title] = KINDS[status];
+  return {
+    type: PROBLEM_BASE + kind,
+    title,
+    status,
+    detail,
+    message: detail,
+    ...(instance === undefined ? {} : { instance }),
+    ...(errors === undefined ? {} : { errors }),
+  };
+}
+
+export const isProblemStatus = (s: number): s is ProblemStatus => s in KINDS;

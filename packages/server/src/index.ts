@@ -1,0 +1,8 @@
+export { createApp } from './http/app.ts';
+export type { AppDeps } from './http/deps.ts';
+export { startServer, type RunningServer } from './server.ts';
+export { loadConfig, type AppConfig } from './config.ts';
+export { applyUpdate, type UpdateParams } from './domain/update.ts';
+export { initialRecord, type EndpointRecord } from './domain/record.ts';
+export type { EndpointStore } from './store/port.ts';
+export { SqliteEndpointStore } from './store/sqlite.ts';

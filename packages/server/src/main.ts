@@ -1,0 +1,69 @@
+// The server process: read the configuration, open the store, listen, and shut down cleanly.
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+import { startServer } from './server.ts';
+import { openStore } from './store/open.ts';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  delete process.env.CHATBRIDGE_ADMIN_TOKEN; // only its digest is kept
+  const logger = createLogger(config.logLevel);
+  const store = await openStore(config.store);
+  const running = await startServer(
+    {
+      store,
+      logger,
+      adminTokenHash: config.adminTokenHash,
+      allowHttpWebhooks: config.allowPrivateWebhooks,
+      validateResponses: config.validateResponses,
+      readiness: { draining: false },
+    },
+    config.port,
+    config.host,
+  );
+
+  const endpoints = (await store.listIds(undefined, 1)).length;
+  logger.info(
+    { url: running.url, store: store.kind, sqlitePath: config.store.sqlitePath, adminApi: config.adminTokenHash ? 'enabled' : 'disabled' },
+    `chatbridge listening on ${running.url}`,
+  );
+  if (endpoints === 0) {
+    logger.info(
+      `No endpoints yet. Create one with "pnpm chatbridge create my-community" (it prints the token once), ` +
+        `then read it with: curl "${running.url}/my-community?token=<token>"`,
+    );
+  }
+  if (!config.adminTokenHash) logger.info('Admin API disabled: set CHATBRIDGE_ADMIN_TOKEN (16+ characters) to enable it.');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining in-flight requests');
+    const force = setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    running.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) console.error(err.message);
+  else console.error('chatbridge failed to start:', err);
+  process.exit(1);
+});

@@ -1,0 +1,25 @@
+// Endpoint and admin tokens: issued from a CSPRNG, stored and compared only as SHA-256 digests.
+// The tokens carry 432 random bits, so a fast hash is enough: nothing can be guessed from a digest.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const TOKEN_PREFIX = 'cbt_';
+const TOKEN_RANDOM_BYTES = 54; // 432 bits -> 72 base64url characters; 76 with the prefix.
+
+export function issueToken(): string {
+  return TOKEN_PREFIX + randomBytes(TOKEN_RANDOM_BYTES).toString('base64url');
+}
+
+export function hashToken(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+// Compared against when the endpoint does not exist, so that case costs the same as a wrong token.
+const NO_DIGEST = hashToken('no endpoint');
+
+/** Constant-time check of a presented token against a stored digest (absent: never matches). */
+export function tokenMatchesDigest(stored: Uint8Array | undefined, presented: string | undefined): boolean {
+  const digest = hashToken(presented ?? '');
+  const equal = timingSafeEqual(digest, stored?.length === digest.length ? stored : NO_DIGEST);
+  return equal && stored !== undefined && presented !== undefined;
+}
+
