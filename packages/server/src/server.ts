@@ -1,8 +1,11 @@
 // Starting and stopping an HTTP server around createApp; used by main.ts and by the tests.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.ts';
 import type { AppDeps } from './http/deps.ts';
+
+/** Request line plus headers; room for every update parameter at its maximum, fully encoded. */
+export const MAX_REQUEST_HEAD_BYTES = 128 * 1024;
 
 export interface RunningServer {
   url: string;
@@ -13,8 +16,12 @@ export interface RunningServer {
 
 export async function startServer(deps: AppDeps, port: number, host: string): Promise<RunningServer> {
   const app = createApp(deps);
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(s)));
+  // Every update parameter travels in the query string: 1500 code points percent-encoded can take
+  // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
+  const server: Server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
   });
   server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
   const actual = (server.address() as AddressInfo).port;

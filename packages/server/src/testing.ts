@@ -6,6 +6,7 @@ import { createEndpoint } from './admin/endpoints.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { type RunningServer, startServer } from './server.ts';
 import type { EndpointStore } from './store/port.ts';
+import type { Readiness } from './http/deps.ts';
 import { SqliteEndpointStore } from './store/sqlite.ts';
 import { hashToken } from './tokens.ts';
 
@@ -13,6 +14,7 @@ export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
 export interface TestServer extends RunningServer {
   store: EndpointStore;
+  readiness: Readiness;
   adminToken: string;
   /** Creates an endpoint directly in the store and returns its token. */
   provision(id: string): Promise<string>;
@@ -28,6 +30,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const dir = mkdtempSync(join(tmpdir(), 'chatbridge-test-'));
   const store = new SqliteEndpointStore(join(dir, 'store.sqlite'));
   const adminToken = options.adminToken === undefined ? TEST_ADMIN_TOKEN : options.adminToken;
+  const readiness: Readiness = { draining: false };
   const running = await startServer(
     {
       store,
@@ -35,7 +38,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       adminTokenHash: adminToken === null ? undefined : hashToken(adminToken),
       allowHttpWebhooks: options.allowHttpWebhooks ?? false,
       validateResponses: true,
-      readiness: { draining: false },
+      readiness,
     },
     0,
     '127.0.0.1',
@@ -43,6 +46,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   return {
     ...running,
     store,
+    readiness,
     adminToken: adminToken ?? '',
     async provision(id) {
       const issued = await createEndpoint(store, id);

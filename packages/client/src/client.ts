@@ -1,0 +1,156 @@
+// The promise-based client: one method per operationId, resolving to the typed success body and
+// rejecting with ChatbridgeError on any non-2xx response.
+import { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
+import { createRawClient, type RawClientOptions } from './raw.ts';
+import type {
+  EndpointPage,
+  EndpointRecord,
+  Health,
+  IssuedToken,
+  ListEndpointsParams,
+  Readiness,
+  UpdateEndpointParams,
+} from './types.ts';
+
+export interface ChatbridgeClientOptions extends RawClientOptions {
+  /** The operator's admin token (`CHATBRIDGE_ADMIN_TOKEN`); needed only by the admin methods. */
+  adminToken?: string;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Aborts the request; the promise then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface ChatbridgeClient {
+  /** `GET /{endpoint}`: reads the endpoint record. */
+  getEndpoint(endpoint: string, token: string, options?: CallOptions): Promise<EndpointRecord>;
+  /** `POST /update/{endpoint}`: applies `params` atomically and returns the committed record. */
+  updateEndpoint(
+    endpoint: string,
+    token: string,
+    params?: UpdateEndpointParams,
+    options?: CallOptions,
+  ): Promise<EndpointRecord>;
+  /** `POST /admin/endpoints` (admin): creates an endpoint and returns its token, shown only this once. */
+  createEndpoint(id: string, options?: CallOptions): Promise<IssuedToken>;
+  /** `GET /admin/endpoints` (admin): one page of endpoint IDs; pass `next_cursor` as `cursor` for the next. */
+  listEndpoints(params?: ListEndpointsParams, options?: CallOptions): Promise<EndpointPage>;
+  /** `POST /admin/endpoints/{endpoint}/token` (admin): issues a new token; the old one stops working. */
+  rotateEndpointToken(endpoint: string, options?: CallOptions): Promise<IssuedToken>;
+  /** `DELETE /admin/endpoints/{endpoint}` (admin): deletes the endpoint and its record. */
+  deleteEndpoint(endpoint: string, options?: CallOptions): Promise<void>;
+  /** `GET /-/live`: resolves while the server process is serving HTTP. */
+  getLiveness(options?: CallOptions): Promise<Health>;
+  /**
+   * `GET /-/ready`: never rejects for "not ready". A `503` with a Health body resolves with
+   * `ready: false`; only other failures (a problem document, another status, a network error) reject.
+   */
+  getReadiness(options?: CallOptions): Promise<Readiness>;
+}
+
+export function createChatbridgeClient(options: ChatbridgeClientOptions): ChatbridgeClient {
+  const raw = createRawClient(options);
+  const { adminToken } = options;
+
+  // Per-request Authorization header for the admin operations; refuses before sending anything.
+  function adminHeaders(operationId: string): { Authorization: string } {
+    if (!adminToken) {
+      throw new ChatbridgeUsageError(
+        `${operationId} is an admin operation: pass adminToken to createChatbridgeClient() to call it`,
+      );
+    }
+    return { Authorization: `Bearer ${adminToken}` };
+  }
+
+  return {
+    async getEndpoint(endpoint, token, call) {
+      const result = await raw.GET('/{endpoint}', {
+        params: { path: { endpoint: pathSegment('getEndpoint', endpoint) }, query: { token } },
+        signal: call?.signal,
+      });
+      return unwrap('getEndpoint', result);
+    },
+
+    async updateEndpoint(endpoint, token, params = {}, call) {
+      const result = await raw.POST('/update/{endpoint}', {
+        // `token` last, so a stray `token` in params (from untyped callers) cannot override it.
+        params: { path: { endpoint: pathSegment('updateEndpoint', endpoint) }, query: { ...params, token } },
+        signal: call?.signal,
+      });
+      return unwrap('updateEndpoint', result);
+    },
+
+    async createEndpoint(id, call) {
+      const result = await raw.POST('/admin/endpoints', {
+        body: { id },
+        headers: adminHeaders('createEndpoint'),
+        signal: call?.signal,
+      });
+      return unwrap('createEndpoint', result);
+    },
+
+    async listEndpoints(params = {}, call) {
+      const result = await raw.GET('/admin/endpoints', {
+        params: { query: params },
+        headers: adminHeaders('listEndpoints'),
+        signal: call?.signal,
+      });
+      return unwrap('listEndpoints', result);
+    },
+
+    async rotateEndpointToken(endpoint, call) {
+      const result = await raw.POST('/admin/endpoints/{endpoint}/token', {
+        params: { path: { endpoint: pathSegment('rotateEndpointToken', endpoint) } },
+        headers: adminHeaders('rotateEndpointToken'),
+        signal: call?.signal,
+      });
+      return unwrap('rotateEndpointToken', result);
+    },
+
+    async deleteEndpoint(endpoint, call) {
+      const result = await raw.DELETE('/admin/endpoints/{endpoint}', {
+        params: { path: { endpoint: pathSegment('deleteEndpoint', endpoint) } },
+        headers: adminHeaders('deleteEndpoint'),
+        signal: call?.signal,
+      });
+      unwrap('deleteEndpoint', result);
+    },
+
+    async getLiveness(call) {
+      return unwrap('getLiveness', await raw.GET('/-/live', { signal: call?.signal }));
+    },
+
+    async getReadiness(call) {
+      const { data, error, response } = await raw.GET('/-/ready', { signal: call?.signal });
+      if (response.ok) return { ready: true, health: data as Health };
+      // The spec's 503 carries a Health body (string `status`), unlike a Problem (numeric `status`).
+      if (response.status === 503 && isHealth(error)) return { ready: false, health: error };
+      throw ChatbridgeError.fromResponse('getReadiness', response, error);
+    },
+  };
+}
+
+/** Success body of a 2xx response, or a ChatbridgeError built from the error body. */
+function unwrap<T>(operationId: string, result: { data?: T; error?: unknown; response: Response }): T {
+  // Check the status, not `error`: openapi-fetch leaves `error` undefined for an empty error body.
+  if (!result.response.ok) throw ChatbridgeError.fromResponse(operationId, result.response, result.error);
+  return result.data as T;
+}
+
+/**
+ * Path parameters are percent-encoded by openapi-fetch, but `.`, `..` and the empty string survive
+ * encoding, and URL resolution would turn them into another path (`deleteEndpoint('..')` would send
+ * `DELETE /admin`). Refuse them; every other value is left for the server to validate.
+ */
+function pathSegment(operationId: string, endpoint: string): string {
+  if (endpoint === '' || endpoint === '.' || endpoint === '..') {
+    throw new ChatbridgeUsageError(`${operationId}: ${JSON.stringify(endpoint)} is not an endpoint ID`);
+  }
+  return endpoint;
+}
+
+function isHealth(body: unknown): body is Health {
+  return typeof body === 'object' && body !== null && typeof (body as { status?: unknown }).status === 'string';
+}

@@ -1,0 +1,29 @@
+// Public entry of @chatbridge/client.
+export {
+  createChatbridgeClient,
+  type CallOptions,
+  type ChatbridgeClient,
+  type ChatbridgeClientOptions,
+} from './client.ts';
+export { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
+export { createRawClient, type ChatbridgeRawClient, type FetchLike, type RawClientOptions } from './raw.ts';
+export type {
+  components,
+  Config,
+  Embed,
+  EmbedField,
+  EndpointPage,
+  EndpointRecord,
+  Health,
+  IssuedToken,
+  ListEndpointsParams,
+  Message,
+  Meta,
+  operations,
+  paths,
+  Platform,
+  Problem,
+  Readiness,
+  UpdateEndpointParams,
+  ValidationIssue,
+} from './types.ts';

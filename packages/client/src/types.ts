@@ -1,0 +1,34 @@
+// Friendly names for the generated OpenAPI types, so callers never index into `components`.
+import type { components, operations } from '@chatbridge/api';
+
+export type { components, operations, paths } from '@chatbridge/api';
+
+type Schemas = components['schemas'];
+
+export type EndpointRecord = Schemas['EndpointRecord'];
+export type Config = Schemas['Config'];
+export type Meta = Schemas['Meta'];
+export type Message = Schemas['Message'];
+export type Embed = Schemas['Embed'];
+export type EmbedField = Schemas['EmbedField'];
+export type Platform = Schemas['Platform'];
+export type Problem = Schemas['Problem'];
+export type ValidationIssue = Schemas['ValidationIssue'];
+export type IssuedToken = Schemas['IssuedToken'];
+export type EndpointPage = Schemas['EndpointPage'];
+export type Health = Schemas['Health'];
+
+/** Query parameters of `updateEndpoint`, without `token` (the client passes that separately). */
+export type UpdateEndpointParams = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
+
+/** Query parameters of `listEndpoints`. */
+export type ListEndpointsParams = NonNullable<operations['listEndpoints']['parameters']['query']>;
+
+/**
+ * What `getReadiness` resolves with: `ready` is `true` on `200` and `false` on a `503` that carries
+ * a Health body; `health` is that body (see `health.checks` for the reason).
+ */
+export interface Readiness {
+  ready: boolean;
+  health: Health;
+}

@@ -1,0 +1,98 @@
+// The operator's path: the CLI provisions on the configured store, and a newcomer follows the
+// server's start-up log to read their own endpoint.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const SRC = join(import.meta.dirname, '..', 'src');
+const run = promisify(execFile);
+
+function envFor(dir: string, extra: Record<string, string> = {}) {
+  return { ...process.env, CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite'), LOG_LEVEL: 'info', ...extra };
+}
+
+async function cli(dir: string, ...args: string[]) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(SRC, 'cli.ts'), ...args], { env: envFor(dir) });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+const tokenIn = (stdout: string) => /^token: (\S+)$/m.exec(stdout)?.[1] ?? '';
+
+describe('chatbridge CLI', () => {
+  it('when create, show, list, rotate and delete are run, then each acts on the configured store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-cli-'));
+    const created = await cli(dir, 'create', 'community-1');
+    expect(created.code).toBe(0);
+    expect(tokenIn(created.stdout)).toMatch(/^[A-Za-z0-9_-]{71,85}$/);
+    expect(created.stdout).toContain('curl "http://127.0.0.1:8080/community-1?token=');
+
+    expect((await cli(dir, 'create', 'community-1')).code).toBe(1);
+    await cli(dir, 'create', 'community-2');
+    expect((await cli(dir, 'list')).stdout.trim().split('\n')).toEqual(['community-1', 'community-2']);
+    expect((await cli(dir, 'list', '--limit', '1')).stderr).toContain('--cursor community-1');
+
+    const shown = await cli(dir, 'show', 'community-1');
+    expect(JSON.parse(shown.stdout).meta.trigger).toBe(false);
+
+    const rotated = await cli(dir, 'rotate', 'community-1');
+    expect(tokenIn(rotated.stdout)).not.toBe(tokenIn(created.stdout));
+
+    expect((await cli(dir, 'delete', 'community-1')).code).toBe(0);
+    expect((await cli(dir, 'show', 'community-1')).code).toBe(1);
+  });
+
+  it('when an argument is invalid, then it exits non-zero with a message and changes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-cli-'));
+    const bad = await cli(dir, 'create', 'bad id!');
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('endpoint ID');
+    expect((await cli(dir, 'list')).stdout).toBe('');
+  });
+});
+
+describe('newcomer path', () => {
+  let server: ChildProcess | undefined;
+  afterEach(() => {
+    server?.kill('SIGTERM');
+  });
+
+  it('when the server starts on an empty store, then its log says how to create and read an endpoint, and that works', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-newcomer-'));
+    server = spawn(process.execPath, [join(SRC, 'main.ts')], { env: envFor(dir, { PORT: '0' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no start-up log: ${log}`)), 15_000);
+      server!.stdout!.on('data', (chunk: Buffer) => {
+        log += chunk.toString();
+        const m = /"url":"(http:\/\/[^"]+)"/.exec(log);
+        if (m && log.includes('No endpoints yet')) {
+          clearTimeout(timer);
+          resolve(m[1]!);
+        }
+      });
+    });
+    expect(log).toContain('pnpm chatbridge create my-community');
+    expect(log).toContain('Admin API disabled');
+
+    const created = await cli(dir, 'create', 'my-community');
+    const token = tokenIn(created.stdout);
+    const response = await fetch(`${url}/my-community?token=${token}`);
+    expect(response.status).toBe(200);
+    expect((await response.json()).config.channels).toEqual({ chat_a: [], chat_b: [], chat_c: [], chat_d: [] });
+    expect(log).not.toContain(token);
+  });
+
+  it('when the configuration is invalid, then the server refuses to start and names the setting', async () => {
+    const result = await run(process.execPath, [join(SRC, 'main.ts')], { env: { ...process.env, PORT: 'eighty' } }).catch((e) => e);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('PORT');
+  });
+});

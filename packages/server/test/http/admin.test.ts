@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { createChatbridgeClient } from '@chatbridge/client';
+import { startTestServer } from '../../src/testing.ts';
+import { failure, raw, useServer } from './harness.ts';
+
+const h = useServer();
+
+describe('admin operations', () => {
+  it('createEndpoint: when a new ID is created, then a 71-85 char URL-safe token is shown once and works', async () => {
+    const issued = await h.client.createEndpoint('community-new');
+    expect(issued.id).toBe('community-new');
+    expect(issued.token).toMatch(/^[A-Za-z0-9_-]{71,85}$/);
+    await expect(h.client.getEndpoint('community-new', issued.token)).resolves.toBeDefined();
+  });
+
+  it('createEndpoint: when the ID exists, then 409', async () => {
+    await h.client.createEndpoint('community-dup');
+    const e = await failure(h.client.createEndpoint('community-dup'));
+    expect(e.status).toBe(409);
+    expect(e.problem.type).toBe('https://chatbridge.dev/problems#conflict');
+  });
+
+  it('createEndpoint: when the ID is invalid, then 400 naming id', async () => {
+    const e = await failure(h.client.createEndpoint('bad id!'));
+    expect(e.status).toBe(400);
+    expect(e.problem.errors?.[0]?.parameter).toContain('id');
+  });
+
+  it('createEndpoint: when the body is not JSON, then 400', async () => {
+    const r = await raw(`${h.server.url}/admin/endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.server.adminToken}`, 'content-type': 'application/json' },
+      body: '{nope',
+    });
+    expect(r.status).toBe(400);
+    expect(r.type).toContain('application/problem+json');
+  });
+
+  it('rotateEndpointToken: when rotated, then the old token dies at once and the new one works', async () => {
+    const { id, token } = await h.endpoint();
+    const rotated = await h.client.rotateEndpointToken(id);
+    expect(rotated.token).not.toBe(token);
+    expect((await failure(h.client.getEndpoint(id, token))).status).toBe(401);
+    await expect(h.client.getEndpoint(id, rotated.token)).resolves.toBeDefined();
+    expect((await failure(h.client.rotateEndpointToken('never-existed'))).status).toBe(404);
+  });
+
+  it('deleteEndpoint: when deleted, then the token stops working and a second delete is 404', async () => {
+    const { id, token } = await h.endpoint();
+    await h.client.deleteEndpoint(id);
+    expect((await failure(h.client.getEndpoint(id, token))).status).toBe(401);
+    expect((await failure(h.client.deleteEndpoint(id))).status).toBe(404);
+  });
+
+  it('listEndpoints: pages through every ID in order', async () => {
+    for (const id of ['list-a', 'list-b', 'list-c']) await h.client.createEndpoint(id);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await h.client.listEndpoints({ limit: 2, ...(cursor && { cursor }) });
+      expect(page.ids.length).toBeLessThanOrEqual(2);
+      seen.push(...page.ids);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual([...seen].sort());
+    expect(seen).toEqual(expect.arrayContaining(['list-a', 'list-b', 'list-c']));
+  });
+
+  it('when the admin token is wrong or missing, then 401', async () => {
+    const wrong = createChatbridgeClient({ baseUrl: h.server.url, adminToken: 'not-the-admin-token-at-all' });
+    expect((await failure(wrong.createEndpoint('x-1'))).status).toBe(401);
+    const r = await raw(`${h.server.url}/admin/endpoints`);
+    expect(r.status).toBe(401);
+    expect(r.type).toContain('application/problem+json');
+  });
+
+  it('when the server has no admin token configured, then every admin request is 401', async () => {
+    const server = await startTestServer({ adminToken: null });
+    try {
+      const client = createChatbridgeClient({ baseUrl: server.url, adminToken: 'anything-at-all-123456' });
+      expect((await failure(client.listEndpoints())).status).toBe(401);
+      expect((await failure(client.createEndpoint('x-2'))).status).toBe(401);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('health', () => {
+  it('getLiveness and getReadiness answer 200 while serving', async () => {
+    expect(await h.client.getLiveness()).toEqual({ status: 'ok' });
+    expect(await h.client.getReadiness()).toEqual({ ready: true, health: { status: 'ready', checks: { store: 'ok' } } });
+  });
+
+  it('getReadiness: when the server is draining, then 503 not_ready while liveness stays 200', async () => {
+    h.server.readiness.draining = true;
+    try {
+      expect(await h.client.getReadiness()).toEqual({ ready: false, health: { status: 'not_ready', checks: { server: 'draining' } } });
+      expect(await h.client.getLiveness()).toEqual({ status: 'ok' });
+    } finally {
+      h.server.readiness.draining = false;
+    }
+  });
+});

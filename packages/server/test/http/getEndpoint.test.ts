@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { failure, raw, useServer } from './harness.ts';
+
+const h = useServer();
+
+describe('getEndpoint', () => {
+  it('when the token is right, then the full initial record is returned with the seed key spellings', async () => {
+    const { id, token } = await h.endpoint();
+    const record = await h.client.getEndpoint(id, token);
+    expect(Object.keys(record.config).sort()).toEqual(['allowed-ids', 'blacklist', 'channels', 'isbeta', 'logs', 'self-user', 'webhooks']);
+    expect(Object.keys(record.meta).sort()).toEqual(['message', 'read', 'sender', 'sender-channel', 'trigger']);
+    expect(record.meta.message.embed).toEqual({ title: 'None', description: 'None', footer: 'None', image: 'None', thumbnail: 'None', fields: [] });
+    expect(record.meta.message).toMatchObject({ isReply: false, reply: { author: null, message: null }, attachments: [], content: null });
+    expect(record.meta.read).toEqual({ chat_a: false, chat_b: false, chat_c: false, chat_d: false });
+  });
+
+  it('when the token is missing, wrong, foreign, or the endpoint does not exist, then 401 with one identical body', async () => {
+    const mine = await h.endpoint();
+    const other = await h.endpoint();
+    const wrong = `cbt_${'x'.repeat(72)}`;
+    const bodies = await Promise.all([
+      raw(`${h.server.url}/${mine.id}`),
+      raw(`${h.server.url}/${mine.id}?token=${wrong}`),
+      raw(`${h.server.url}/${mine.id}?token=${other.token}`),
+      raw(`${h.server.url}/no-such-endpoint?token=${mine.token}`),
+    ]);
+    for (const b of bodies) {
+      expect(b.status).toBe(401);
+      expect(b.type).toContain('application/problem+json');
+    }
+    const withoutInstance = bodies.map(({ body: { instance: _i, ...rest } }) => rest);
+    expect(new Set(withoutInstance.map((b) => JSON.stringify(b))).size).toBe(1);
+    expect(withoutInstance[0]).toMatchObject({ status: 401, type: 'https://chatbridge.dev/problems#unauthorized' });
+    expect(withoutInstance[0].message).toBe(withoutInstance[0].detail);
+  });
+
+  it.each(['has space', 'semi;colon', 'a'.repeat(65), 'dot.ted'])('when the endpoint ID is %j, then 400 naming endpoint', async (id) => {
+    const { token } = await h.endpoint();
+    const e = await failure(h.client.getEndpoint(id, token));
+    expect(e.status).toBe(400);
+    expect(e.problem.errors).toEqual([expect.objectContaining({ parameter: 'endpoint', in: 'path' })]);
+  });
+
+  it('when the token has the wrong length, then 400 naming token', async () => {
+    const { id } = await h.endpoint();
+    const e = await failure(h.client.getEndpoint(id, 'short'));
+    expect(e.status).toBe(400);
+    expect(e.problem.errors).toEqual([expect.objectContaining({ parameter: 'token' })]);
+  });
+
+  it('when an unknown query parameter is sent, then 400 naming it', async () => {
+    const { id, token } = await h.endpoint();
+    const r = await raw(`${h.server.url}/${id}?token=${token}&chanel_chat_a=1`);
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toEqual([expect.objectContaining({ parameter: 'chanel_chat_a' })]);
+  });
+
+  it('when a path is not an operation, then 404 problem+json', async () => {
+    const r = await raw(`${h.server.url}/a/b/c/d`);
+    expect(r.status).toBe(404);
+    expect(r.type).toContain('application/problem+json');
+  });
+});

@@ -1,0 +1,38 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createChatbridgeClient } from '@chatbridge/client';
+import { createLogger } from '../../src/logger.ts';
+import { startTestServer } from '../../src/testing.ts';
+import { raw } from './harness.ts';
+
+describe('request logging', () => {
+  it('when requests carry endpoint and admin tokens, then no log line contains either, and request ids are echoed', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const server = await startTestServer({ logger: createLogger('debug', sink) });
+    try {
+      const client = createChatbridgeClient({ baseUrl: server.url, adminToken: server.adminToken });
+      const { token } = await client.createEndpoint('logged-1');
+      await client.getEndpoint('logged-1', token);
+      await client.updateEndpoint('logged-1', token, { message_content: 'hello' });
+      await client.getEndpoint('logged-1', `${token.slice(0, -1)}x`).catch(() => undefined);
+      const rotated = await client.rotateEndpointToken('logged-1');
+      const r = await fetch(`${server.url}/-/live`, { headers: { 'x-request-id': 'trace-abc-123' } });
+      expect(r.headers.get('x-request-id')).toBe('trace-abc-123');
+      expect((await raw(`${server.url}/-/live`)).status).toBe(200);
+
+      const log = lines.join('');
+      expect(lines.length).toBeGreaterThan(5);
+      for (const secret of [token, rotated.token, server.adminToken, token.slice(4, 40)]) expect(log).not.toContain(secret);
+      expect(log).toContain('token=[REDACTED]');
+      expect(log).toContain('trace-abc-123');
+    } finally {
+      await server.close();
+    }
+  });
+});
