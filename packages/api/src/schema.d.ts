@@ -502,7 +502,7 @@ export interface components {
          *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
          *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). `webhooks.chat_b[i]` belongs to
          *     `channels.chat_b[i]`.
-         * @example https://chat-a.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz
+         * @example https://chat-b.example.com/hooks/channel-b-1/0123456789abcdef0123456789abcdef
          */
         webhook_chat_b: string;
         /**
@@ -730,7 +730,7 @@ export interface operations {
                  *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
                  *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). `webhooks.chat_b[i]` belongs to
                  *     `channels.chat_b[i]`.
-                 * @example https://chat-a.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz
+                 * @example https://chat-b.example.com/hooks/channel-b-1/0123456789abcdef0123456789abcdef
                  */
                 webhook_chat_b?: components["parameters"]["webhook_chat_b"];
                 /**

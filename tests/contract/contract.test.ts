@@ -1,0 +1,256 @@
+// Contract tests: the same requests against the real server and the Prism mock of the bundled spec. For
+// every case both must answer the same status, with the media type the spec declares for that operation
+// and status, and a body that validates against the declared schema. Behaviour the two are known to
+// differ on is pinned down separately, per side, at the end.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createChatbridgeClient } from '@chatbridge/client';
+import { capture, type CapturedResponse, violations } from './spec.ts';
+import { ENDPOINT_ID, MOCK_TOKEN, startMockTarget, startServerTarget, type Target } from './targets.ts';
+
+type TargetName = 'server' | 'mock';
+const targets = {} as Record<TargetName, Target>;
+
+beforeAll(async () => {
+  const started = await Promise.allSettled([startServerTarget(), startMockTarget()]);
+  for (const result of started) if (result.status === 'fulfilled') targets[result.value.name as TargetName] = result.value;
+  const failed = started.find((result) => result.status === 'rejected');
+  if (failed) throw failed.reason; // afterAll still closes whatever did start
+});
+
+afterAll(async () => {
+  await Promise.allSettled(Object.values(targets).map((target) => target.close()));
+});
+
+interface Call {
+  method?: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  query?: Record<string, string>;
+  /** Sends `Authorization: Bearer <value>`. */
+  bearer?: string;
+  json?: unknown;
+}
+
+async function send(target: Target, call: Call): Promise<CapturedResponse> {
+  const query = Object.entries(call.query ?? {})
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
+    .join('&');
+  const headers: Record<string, string> = {};
+  if (call.bearer !== undefined) headers.authorization = `Bearer ${call.bearer}`;
+  if (call.json !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${target.url}${call.path}${query ? `?${query}` : ''}`, {
+    method: call.method ?? 'GET',
+    headers,
+    body: call.json === undefined ? undefined : JSON.stringify(call.json),
+  });
+  return capture(response);
+}
+
+/** Asserts the status, then that media type and body are what the spec declares for it. */
+function expectCompliant(operationId: string, response: CapturedResponse, status: number): void {
+  expect({ status: response.status, body: response.body }).toMatchObject({ status });
+  expect(violations(operationId, response), JSON.stringify(response.body)).toEqual([]);
+}
+
+const WEBHOOK_A = 'https://chat-a.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz';
+const WEBHOOK_C = 'https://chat-c.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz';
+const ADMIN_ID = 'contract-admin';
+
+interface Case {
+  name: string;
+  operationId: string;
+  status: number;
+  call(target: Target): Call;
+}
+
+// Run in order against each target: the admin cases create, rotate and delete ADMIN_ID on the server.
+const cases: Case[] = [
+  {
+    name: 'when an endpoint is read with a valid token, then 200 with the record',
+    operationId: 'getEndpoint',
+    status: 200,
+    call: (t) => ({ path: `/${ENDPOINT_ID}`, query: { token: t.token } }),
+  },
+  {
+    name: 'when an endpoint is updated with valid parameters, then 200 with the record',
+    operationId: 'updateEndpoint',
+    status: 200,
+    call: (t) => ({
+      method: 'POST',
+      path: `/update/${ENDPOINT_ID}`,
+      query: { token: t.token, channel_chat_a: '912345678901234500', webhook_chat_a: WEBHOOK_A, blacklist: 'spam,scam', selfuse: 'true', sender: 'chat_a', trigger: 'true' },
+    }),
+  },
+  {
+    name: 'when an endpoint is read without a token, then 401',
+    operationId: 'getEndpoint',
+    status: 401,
+    call: () => ({ path: `/${ENDPOINT_ID}` }),
+  },
+  {
+    name: 'when an endpoint is updated without a token, then 401',
+    operationId: 'updateEndpoint',
+    status: 401,
+    call: () => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { selfuse: 'true' } }),
+  },
+  {
+    name: 'when the endpoint ID has a character outside the alphabet, then 400',
+    operationId: 'getEndpoint',
+    status: 400,
+    call: (t) => ({ path: '/bad!id', query: { token: t.token } }),
+  },
+  {
+    name: 'when the endpoint ID is longer than 64 characters, then 400',
+    operationId: 'updateEndpoint',
+    status: 400,
+    call: (t) => ({ method: 'POST', path: `/update/${'e'.repeat(65)}`, query: { token: t.token } }),
+  },
+  {
+    name: 'when the token is shorter than 71 characters, then 400',
+    operationId: 'getEndpoint',
+    status: 400,
+    call: () => ({ path: `/${ENDPOINT_ID}`, query: { token: 'cbt_short' } }),
+  },
+  {
+    name: 'when index is above its maximum, then 400',
+    operationId: 'updateEndpoint',
+    status: 400,
+    call: (t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, index: '1000', channel_chat_a: '1' } }),
+  },
+  {
+    name: 'when a text parameter is shorter than its minimum, then 400',
+    operationId: 'updateEndpoint',
+    status: 400,
+    call: (t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, channel_chat_b: 'abc' } }),
+  },
+  {
+    name: 'when sender is not a platform, then 400',
+    operationId: 'updateEndpoint',
+    status: 400,
+    call: (t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, sender: 'chat_x' } }),
+  },
+  {
+    name: 'when a boolean is neither true nor false, then 400',
+    operationId: 'updateEndpoint',
+    status: 400,
+    call: (t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, trigger: 'yes' } }),
+  },
+  {
+    name: 'when an admin creates an endpoint, then 201 with its token',
+    operationId: 'createEndpoint',
+    status: 201,
+    call: (t) => ({ method: 'POST', path: '/admin/endpoints', bearer: t.adminToken, json: { id: ADMIN_ID } }),
+  },
+  {
+    name: 'when an admin creates an endpoint with an invalid ID, then 400',
+    operationId: 'createEndpoint',
+    status: 400,
+    call: (t) => ({ method: 'POST', path: '/admin/endpoints', bearer: t.adminToken, json: { id: 'no spaces!' } }),
+  },
+  {
+    name: 'when an admin lists endpoints, then 200 with a page',
+    operationId: 'listEndpoints',
+    status: 200,
+    call: (t) => ({ path: '/admin/endpoints', bearer: t.adminToken, query: { limit: '10' } }),
+  },
+  {
+    name: 'when an admin lists endpoints with limit 0, then 400',
+    operationId: 'listEndpoints',
+    status: 400,
+    call: (t) => ({ path: '/admin/endpoints', bearer: t.adminToken, query: { limit: '0' } }),
+  },
+  {
+    name: "when an admin rotates an endpoint's token, then 200 with the new token",
+    operationId: 'rotateEndpointToken',
+    status: 200,
+    call: (t) => ({ method: 'POST', path: `/admin/endpoints/${ADMIN_ID}/token`, bearer: t.adminToken }),
+  },
+  {
+    name: 'when an admin deletes an endpoint, then 204 without a body',
+    operationId: 'deleteEndpoint',
+    status: 204,
+    call: (t) => ({ method: 'DELETE', path: `/admin/endpoints/${ADMIN_ID}`, bearer: t.adminToken }),
+  },
+  {
+    name: 'when an admin deletes an endpoint with an invalid ID, then 400',
+    operationId: 'deleteEndpoint',
+    status: 400,
+    call: (t) => ({ method: 'DELETE', path: '/admin/endpoints/bad!id', bearer: t.adminToken }),
+  },
+  ...(
+    [
+      ['createEndpoint', 'POST', '/admin/endpoints'],
+      ['listEndpoints', 'GET', '/admin/endpoints'],
+      ['rotateEndpointToken', 'POST', `/admin/endpoints/${ENDPOINT_ID}/token`],
+      ['deleteEndpoint', 'DELETE', `/admin/endpoints/${ENDPOINT_ID}`],
+    ] as const
+  ).map(
+    ([operationId, method, path]): Case => ({
+      name: `when ${operationId} is called without a bearer token, then 401`,
+      operationId,
+      status: 401,
+      call: () => ({ method, path, json: operationId === 'createEndpoint' ? { id: ADMIN_ID } : undefined }),
+    }),
+  ),
+  {
+    name: 'when the liveness probe is called, then 200',
+    operationId: 'getLiveness',
+    status: 200,
+    call: () => ({ path: '/-/live' }),
+  },
+  {
+    name: 'when the readiness probe is called on a healthy target, then 200',
+    operationId: 'getReadiness',
+    status: 200,
+    call: () => ({ path: '/-/ready' }),
+  },
+];
+
+describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
+  it.each(cases)('$name', async ({ operationId, status, call }) => {
+    const target = targets[name];
+    expectCompliant(operationId, await send(target, call(target)), status);
+  });
+
+  it('when the typed client reads and only-checks the endpoint, then both resolve to schema-valid records', async () => {
+    const target = targets[name];
+    const client = createChatbridgeClient({ baseUrl: target.url });
+    const read = await client.getEndpoint(ENDPOINT_ID, target.token);
+    const checked = await client.updateEndpoint(ENDPOINT_ID, target.token, { only_check: true, beta: true });
+    for (const body of [read, checked]) {
+      expect(violations('getEndpoint', { status: 200, mediaType: 'application/json', body, headers: new Headers() })).toEqual([]);
+    }
+  });
+});
+
+// Known, intended differences: the mock only knows the schema, the server also applies rules and
+// checks tokens. Each side's behaviour is asserted, so a change on either side is noticed.
+describe('contract: known differences between the server and the mock', () => {
+  async function both(call: (t: Target) => Call) {
+    return { server: await send(targets.server, call(targets.server)), mock: await send(targets.mock, call(targets.mock)) };
+  }
+
+  it('when an unknown query parameter is sent, then the server answers 400 naming it and the mock ignores it (200)', async () => {
+    const { server, mock } = await both((t) => ({ path: `/${ENDPOINT_ID}`, query: { token: t.token, colour: 'blue' } }));
+    expectCompliant('getEndpoint', server, 400);
+    expect(server.body).toMatchObject({ errors: [{ parameter: 'colour', in: 'query' }] });
+    expectCompliant('getEndpoint', mock, 200);
+  });
+
+  it('when webhook_chat_c is sent, then the server answers 400 by rule and the mock accepts it (200)', async () => {
+    const { server, mock } = await both((t) => ({
+      method: 'POST',
+      path: `/update/${ENDPOINT_ID}`,
+      query: { token: t.token, webhook_chat_c: WEBHOOK_C },
+    }));
+    expectCompliant('updateEndpoint', server, 400);
+    expect(server.body).toMatchObject({ errors: [{ parameter: 'webhook_chat_c', in: 'query' }] });
+    expectCompliant('updateEndpoint', mock, 200);
+  });
+
+  it('when a well-formed but wrong token is sent, then the server answers 401 and the mock accepts it (200)', async () => {
+    // MOCK_TOKEN is the spec's example token: right length and alphabet, never issued by the server.
+    const { server, mock } = await both(() => ({ path: `/${ENDPOINT_ID}`, query: { token: MOCK_TOKEN } }));
+    expectCompliant('getEndpoint', server, 401);
+    expectCompliant('getEndpoint', mock, 200);
+  });
+});
