@@ -24,14 +24,16 @@ afterAll(async () => {
 interface Call {
   method?: 'GET' | 'POST' | 'DELETE';
   path: string;
-  query?: Record<string, string>;
+  /** Percent-encoded into the query string; pairs allow a name twice. */
+  query?: Record<string, string> | [string, string][];
   /** Sends `Authorization: Bearer <value>`. */
   bearer?: string;
   json?: unknown;
 }
 
 async function send(target: Target, call: Call): Promise<CapturedResponse> {
-  const query = Object.entries(call.query ?? {})
+  const pairs = Array.isArray(call.query) ? call.query : Object.entries(call.query ?? {});
+  const query = pairs
     .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
     .join('&');
   const headers: Record<string, string> = {};
@@ -93,6 +95,12 @@ const cases: Case[] = [
     call: () => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { selfuse: 'true' } }),
   },
   {
+    name: 'when the token is empty, then 401 as if it were missing',
+    operationId: 'getEndpoint',
+    status: 401,
+    call: () => ({ path: `/${ENDPOINT_ID}`, query: { token: '' } }),
+  },
+  {
     name: 'when the endpoint ID has a character outside the alphabet, then 400',
     operationId: 'getEndpoint',
     status: 400,
@@ -133,6 +141,12 @@ const cases: Case[] = [
     operationId: 'updateEndpoint',
     status: 400,
     call: (t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, trigger: 'yes' } }),
+  },
+  {
+    name: 'when a parameter is given twice, then 400',
+    operationId: 'getEndpoint',
+    status: 400,
+    call: (t) => ({ path: `/${ENDPOINT_ID}`, query: [['token', t.token], ['token', t.token]] }),
   },
   {
     name: 'when an admin creates an endpoint, then 201 with its token',
@@ -244,6 +258,20 @@ describe('contract: known differences between the server and the mock', () => {
     }));
     expectCompliant('updateEndpoint', server, 400);
     expect(server.body).toMatchObject({ errors: [{ parameter: 'webhook_chat_c', in: 'query' }] });
+    expectCompliant('updateEndpoint', mock, 200);
+  });
+
+  // Only message_content and message_reply_message declare allowEmptyValue (an attachment-only message
+  // has empty text); the server refuses an empty value anywhere else, while Prism lets `name=` through.
+  it('when message_content is empty, then both accept it; when another parameter is empty, only the server refuses it', async () => {
+    const empty = await both((t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, message_content: '' } }));
+    expectCompliant('updateEndpoint', empty.server, 200);
+    expect(empty.server.body).toMatchObject({ meta: { message: { content: '' } } });
+    expectCompliant('updateEndpoint', empty.mock, 200);
+
+    const { server, mock } = await both((t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, log_chat_a: '' } }));
+    expectCompliant('updateEndpoint', server, 400);
+    expect(server.body).toMatchObject({ errors: [{ parameter: 'log_chat_a', in: 'query' }] });
     expectCompliant('updateEndpoint', mock, 200);
   });
 

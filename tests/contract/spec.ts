@@ -2,13 +2,12 @@
 // an Ajv (JSON Schema 2020-12) validator of the body, with $refs resolved inside the bundle.
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import ajvFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { BUNDLED_SPEC } from './targets.ts';
 
-// ajv-formats is CommonJS; depending on interop its function is the module or its `default`.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
-  addFormatsModule) as typeof addFormatsModule;
+// ajv-formats is CommonJS and also exports its plugin as `default`, which works under every interop.
+const addFormats = ajvFormats.default;
 
 type Json = Record<string, any>;
 

@@ -414,7 +414,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The token (or admin token) is missing or wrong, or the endpoint does not exist. The body is the same in every case. */
+        /** @description Endpoint operations: the token is missing, empty or wrong, belongs to another endpoint, or the endpoint does not exist; the body is the same in every case, so endpoint IDs cannot be enumerated. Admin operations: the admin token is missing or wrong, or the admin API is disabled. */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -477,7 +477,7 @@ export interface components {
         EndpointId: string;
         /**
          * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
-         *     of the wrong length or alphabet is answered `400`; a missing, wrong or foreign token `401`.
+         *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
          * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
          */
         token: string;
@@ -614,7 +614,8 @@ export interface components {
         message_author_id: string;
         /**
          * @description Sets `meta.message.content`, the message text, exactly as sent (any Unicode; `&`, `?`, `#`, `%` and
-         *     quotes round-trip when percent-encoded).
+         *     quotes round-trip when percent-encoded). An empty value sets the
+         *     content to the empty string, for messages that carry only attachments or an embed.
          * @example Hello from chat_c & friends?
          */
         message_content: string;
@@ -639,7 +640,7 @@ export interface components {
          */
         message_reply: boolean;
         /**
-         * @description Sets `meta.message.reply.message`, the content of the message replied to.
+         * @description Sets `meta.message.reply.message`, the content of the message replied to. May be empty.
          * @example The original message
          */
         message_reply_message: string;
@@ -677,7 +678,7 @@ export interface operations {
             query: {
                 /**
                  * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
-                 *     of the wrong length or alphabet is answered `400`; a missing, wrong or foreign token `401`.
+                 *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
                  * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
                  */
                 token: components["parameters"]["token"];
@@ -705,7 +706,7 @@ export interface operations {
             query: {
                 /**
                  * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
-                 *     of the wrong length or alphabet is answered `400`; a missing, wrong or foreign token `401`.
+                 *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
                  * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
                  */
                 token: components["parameters"]["token"];
@@ -842,7 +843,8 @@ export interface operations {
                 message_author_id?: components["parameters"]["message_author_id"];
                 /**
                  * @description Sets `meta.message.content`, the message text, exactly as sent (any Unicode; `&`, `?`, `#`, `%` and
-                 *     quotes round-trip when percent-encoded).
+                 *     quotes round-trip when percent-encoded). An empty value sets the
+                 *     content to the empty string, for messages that carry only attachments or an embed.
                  * @example Hello from chat_c & friends?
                  */
                 message_content?: components["parameters"]["message_content"];
@@ -867,7 +869,7 @@ export interface operations {
                  */
                 message_reply?: components["parameters"]["message_reply"];
                 /**
-                 * @description Sets `meta.message.reply.message`, the content of the message replied to.
+                 * @description Sets `meta.message.reply.message`, the content of the message replied to. May be empty.
                  * @example The original message
                  */
                 message_reply_message?: components["parameters"]["message_reply_message"];

@@ -86,12 +86,15 @@ describe('newcomer path', () => {
     const token = tokenIn(created.stdout);
     const response = await fetch(`${url}/my-community?token=${token}`);
     expect(response.status).toBe(200);
-    expect((await response.json()).config.channels).toEqual({ chat_a: [], chat_b: [], chat_c: [], chat_d: [] });
+    const record = (await response.json()) as { config: { channels: unknown } };
+    expect(record.config.channels).toEqual({ chat_a: [], chat_b: [], chat_c: [], chat_d: [] });
     expect(log).not.toContain(token);
   });
 
   it('when the configuration is invalid, then the server refuses to start and names the setting', async () => {
-    const result = await run(process.execPath, [join(SRC, 'main.ts')], { env: { ...process.env, PORT: 'eighty' } }).catch((e) => e);
+    const result: { code: number; stderr: string } = await run(process.execPath, [join(SRC, 'main.ts')], {
+      env: { ...process.env, PORT: 'eighty' },
+    }).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('PORT');
   });

@@ -12,7 +12,7 @@ import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
-import { HttpProblem } from './problem.ts';
+import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -41,7 +41,7 @@ function adminGuard(adminTokenHash: Uint8Array | undefined): RequestHandler {
     if (!security.some((s) => 'adminBearer' in s)) return next();
     const header = req.headers.authorization ?? '';
     const presented = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
-    next(tokenMatchesDigest(adminTokenHash, presented) ? undefined : new HttpProblem(401, 'The admin token is missing or wrong.'));
+    next(tokenMatchesDigest(adminTokenHash, presented) ? undefined : new HttpProblem(401, ADMIN_UNAUTHORIZED_DETAIL));
   };
 }
 

@@ -1,10 +1,18 @@
 // The one error handler: every error becomes a problem document. Validator errors are translated so
 // that each offending parameter is named; anything unexpected is logged and answered 500 without
 // internal detail.
-import type { ErrorRequestHandler } from 'express';
+import type { ErrorRequestHandler, Request } from 'express';
 import type { Issue } from '../domain/issues.ts';
 import type { Logger } from '../logger.ts';
-import { HttpProblem, UNAUTHORIZED_DETAIL, invalid, isProblemStatus, problemFor, type ProblemStatus } from './problem.ts';
+import {
+  ADMIN_UNAUTHORIZED_DETAIL,
+  HttpProblem,
+  UNAUTHORIZED_DETAIL,
+  invalid,
+  isProblemStatus,
+  problemFor,
+  type ProblemStatus,
+} from './problem.ts';
 
 interface ValidatorErrorItem {
   path?: string;
@@ -14,11 +22,14 @@ interface ValidatorErrorItem {
 const LOCATIONS: Record<string, Issue['in']> = { query: 'query', params: 'path', path: 'path', body: 'body', headers: 'header' };
 
 /** express-openapi-validator reports `/query/token` or `.query.token`; we name the parameter. */
-function issueFromValidator(item: ValidatorErrorItem): Issue {
+function issueFromValidator(item: ValidatorErrorItem, req: Request): Issue {
   const [location = '', name, ...rest] = (item.path ?? '').split(/[./]/).filter(Boolean);
   const place = LOCATIONS[location] ?? 'query';
   const parameter = name ?? (place === 'body' ? 'body' : location || 'request');
-  const message = (item.message ?? 'is invalid').replace(/^Unknown query parameter '.*'$/, 'unknown parameter');
+  const repeated = place === 'query' && name !== undefined && Array.isArray((req.query as Record<string, unknown>)[name]);
+  const message = repeated
+    ? 'was given more than once'
+    : (item.message ?? 'is invalid').replace(/^Unknown query parameter '.*'$/, 'unknown parameter');
   return { parameter: rest.length ? `${parameter}.${rest.join('.')}` : parameter, in: place, message };
 }
 
@@ -31,14 +42,16 @@ interface Answer {
 
 const fromHttpProblem = (p: HttpProblem): Answer => ({ status: p.status, detail: p.message, ...(p.errors && { errors: p.errors }) });
 
-function toProblem(err: unknown): Answer {
+function toProblem(err: unknown, req: Request): Answer {
   if (err instanceof HttpProblem) return fromHttpProblem(err);
   const e = err as { status?: number; statusCode?: number; type?: string; errors?: ValidatorErrorItem[]; message?: string };
   const status = e.status ?? e.statusCode ?? 500;
   if (e.type === 'entity.parse.failed') return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'is not valid JSON' }]));
   if (e.type === 'entity.too.large') return { status: 413, detail: 'The request body is too large.' };
-  if (status === 400 && Array.isArray(e.errors)) return fromHttpProblem(invalid(e.errors.map(issueFromValidator)));
-  if (status === 401 || status === 403) return { status: 401, detail: UNAUTHORIZED_DETAIL };
+  if (status === 400 && Array.isArray(e.errors)) return fromHttpProblem(invalid(e.errors.map((item) => issueFromValidator(item, req))));
+  if (status === 401 || status === 403) {
+    return { status: 401, detail: req.path.startsWith('/admin/') ? ADMIN_UNAUTHORIZED_DETAIL : UNAUTHORIZED_DETAIL };
+  }
   if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
   if (status === 405) return { status: 405, detail: 'This method is not allowed at this path.' };
   if (status === 413) return { status: 413, detail: 'The request is too large.' };
@@ -49,7 +62,7 @@ function toProblem(err: unknown): Answer {
 
 export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const p = toProblem(err);
+    const p = toProblem(err, req);
     if (p.unexpected) (req.log ?? logger).error({ err }, 'unexpected error');
     if (res.headersSent) return;
     res.status(p.status).type('application/problem+json').json(problemFor(p.status, p.detail, req.path, p.errors));

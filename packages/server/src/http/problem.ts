@@ -41,6 +41,7 @@ export class HttpProblem extends Error {
 
 export const UNAUTHORIZED_DETAIL = 'The token is missing or not valid for this endpoint.';
 export const unauthorized = () => new HttpProblem(401, UNAUTHORIZED_DETAIL);
+export const ADMIN_UNAUTHORIZED_DETAIL = 'The admin token is missing or wrong.';
 
 export function invalid(issues: Issue[]): HttpProblem {
   const detail = issues.map((i) => `${i.parameter}: ${i.message}`).join('; ');

@@ -72,6 +72,10 @@ describe('admin operations', () => {
     const r = await raw(`${h.server.url}/admin/endpoints`);
     expect(r.status).toBe(401);
     expect(r.type).toContain('application/problem+json');
+    const wrongBearer = await raw(`${h.server.url}/admin/endpoints`, { headers: { authorization: 'Bearer wrong' } });
+    const basic = await raw(`${h.server.url}/admin/endpoints`, { headers: { authorization: 'Basic abc' } });
+    expect(wrongBearer.body.detail).toBe(r.body.detail);
+    expect(basic.body.detail).toBe(r.body.detail);
   });
 
   it('when the server has no admin token configured, then every admin request is 401', async () => {

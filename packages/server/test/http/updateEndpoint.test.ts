@@ -201,7 +201,16 @@ describe('updateEndpoint', () => {
     const { id, token } = await h.endpoint();
     const r = await raw(`${h.server.url}/update/${id}?token=${token}&channel_chat_c=chan-1&channel_chat_c=chan-2`, { method: 'POST' });
     expect(r.status).toBe(400);
-    expect(r.body.errors).toEqual([expect.objectContaining({ parameter: 'channel_chat_c' })]);
+    expect(r.body.errors).toEqual([expect.objectContaining({ parameter: 'channel_chat_c', message: 'was given more than once' })]);
+  });
+
+  it('when message_content is empty (an attachment-only message), then the content becomes the empty string', async () => {
+    const { id, token } = await h.endpoint();
+    const r = await raw(`${h.server.url}/update/${id}?token=${token}&message_content=&message_attachments=https://cdn.example.com/files/1.png`, {
+      method: 'POST',
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.meta.message).toMatchObject({ content: '', attachments: ['https://cdn.example.com/files/1.png'] });
   });
 
   it('when the token is wrong, then 401 and nothing is applied', async () => {
