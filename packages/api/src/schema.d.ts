@@ -89,6 +89,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/read/{endpoint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark the current message read
+         * @description Records that `platform` has read (relayed) the pending message, and returns the record as
+         *     committed. When this makes every read flag `true`, the endpoint returns to idle in the same
+         *     transaction: `trigger` false, `sender` and `sender-channel` null, the message fields back to their
+         *     initial values (content and author `null`, attachments empty, embed members `None`, `isReply`
+         *     false, reply fields `null`) and every read flag `false`. Config is never touched.
+         *
+         *     While no message is pending (idle), or when the platform has already read it, nothing changes.
+         *     Bots on platforms without webhooks (`chat_c`, `chat_d`) poll `getEndpoint` and call this after
+         *     relaying; for self-user endpoints the service marks `chat_a`/`chat_b` itself after delivering.
+         */
+        post: operations["markRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/endpoints": {
         parameters: {
             query?: never;
@@ -657,6 +691,11 @@ export interface components {
          */
         only_check: boolean;
         /**
+         * @description The platform that has read the current message.
+         * @example chat_c
+         */
+        platform: components["schemas"]["Platform"];
+        /**
          * @description Page size, 1 to 1000 (default 100).
          * @example 100
          */
@@ -885,6 +924,39 @@ export interface operations {
                  * @example true
                  */
                 only_check?: components["parameters"]["only_check"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Record"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    markRead: {
+        parameters: {
+            query: {
+                /**
+                 * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
+                 *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
+                 */
+                token: components["parameters"]["token"];
+                /**
+                 * @description The platform that has read the current message.
+                 * @example chat_c
+                 */
+                platform: components["parameters"]["platform"];
             };
             header?: never;
             path: {

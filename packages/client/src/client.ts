@@ -8,6 +8,7 @@ import type {
   Health,
   IssuedToken,
   ListEndpointsParams,
+  Platform,
   Readiness,
   UpdateEndpointParams,
 } from './types.ts';
@@ -33,6 +34,8 @@ export interface ChatbridgeClient {
     params?: UpdateEndpointParams,
     options?: CallOptions,
   ): Promise<EndpointRecord>;
+  /** `POST /read/{endpoint}`: marks the pending message read by `platform`; returns the committed record. */
+  markRead(endpoint: string, token: string, platform: Platform, options?: CallOptions): Promise<EndpointRecord>;
   /** `POST /admin/endpoints` (admin): creates an endpoint and returns its token, shown only this once. */
   createEndpoint(id: string, options?: CallOptions): Promise<IssuedToken>;
   /** `GET /admin/endpoints` (admin): one page of endpoint IDs; pass `next_cursor` as `cursor` for the next. */
@@ -80,6 +83,14 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
         signal: call?.signal,
       });
       return unwrap('updateEndpoint', result);
+    },
+
+    async markRead(endpoint, token, platform, call) {
+      const result = await raw.POST('/read/{endpoint}', {
+        params: { path: { endpoint: pathSegment('markRead', endpoint) }, query: { token, platform } },
+        signal: call?.signal,
+      });
+      return unwrap('markRead', result);
     },
 
     async createEndpoint(id, call) {

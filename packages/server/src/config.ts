@@ -13,10 +13,14 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().optional(),
   CHATBRIDGE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  CHATBRIDGE_STORE: z.enum(['sqlite']).default('sqlite'),
+  CHATBRIDGE_STORE: z.enum(['sqlite', 'postgres']).default('sqlite'),
   CHATBRIDGE_SQLITE_PATH: z.string().min(1).default('./data/chatbridge.sqlite'),
+  // Checked in loadConfig, and only for the postgres store: other tools may set it for their own use.
+  DATABASE_URL: z.string().optional(),
+  CHATBRIDGE_PG_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   CHATBRIDGE_VALIDATE_RESPONSES: bool.optional(),
+  CHATBRIDGE_MESSAGE_TTL_SECONDS: z.coerce.number().positive().max(86_400).default(30),
 });
 
 export interface AppConfig {
@@ -25,29 +29,46 @@ export interface AppConfig {
   logLevel: string;
   /** SHA-256 of the admin token; undefined disables the admin API (every request 401). */
   adminTokenHash: Buffer | undefined;
-  store: { kind: 'sqlite'; sqlitePath: string };
-  /** Development only: admit plain http webhook URLs (and, for delivery, private addresses). */
+  store: StoreConfig;
+  /** Development only: admit plain http webhook URLs and deliveries to private/loopback addresses. */
   allowPrivateWebhooks: boolean;
   /** Check every response against the spec; on unless NODE_ENV=production. */
   validateResponses: boolean;
+  /** A pending message not read by every platform within this time is dropped. */
+  messageTtlMs: number;
 }
+
+export type StoreConfig =
+  | { kind: 'sqlite'; sqlitePath: string }
+  // sqlitePath is always absent here; declared so code that logs it compiles for either kind.
+  | { kind: 'postgres'; databaseUrl: string; poolSize: number; sqlitePath?: undefined };
 
 export class ConfigError extends Error {}
 
 export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  const lines = parsed.success ? [] : parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+  if (env.CHATBRIDGE_STORE === 'postgres') {
+    // The value itself is never echoed: it normally carries a password.
+    if (!env.DATABASE_URL) {
+      lines.push('  DATABASE_URL: required when CHATBRIDGE_STORE=postgres (postgres://user:password@host:5432/database)');
+    } else if (!/^postgres(ql)?:\/\/\S+$/.test(env.DATABASE_URL)) {
+      lines.push('  DATABASE_URL: must be a postgres:// or postgresql:// URL');
+    }
   }
+  if (!parsed.success || lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   const e = parsed.data;
   return {
     port: e.PORT,
     host: e.HOST,
     logLevel: e.LOG_LEVEL,
     adminTokenHash: e.CHATBRIDGE_ADMIN_TOKEN === undefined ? undefined : hashToken(e.CHATBRIDGE_ADMIN_TOKEN),
-    store: { kind: e.CHATBRIDGE_STORE, sqlitePath: e.CHATBRIDGE_SQLITE_PATH },
+    store:
+      e.CHATBRIDGE_STORE === 'postgres'
+        ? { kind: 'postgres', databaseUrl: e.DATABASE_URL!, poolSize: e.CHATBRIDGE_PG_POOL_SIZE }
+        : { kind: 'sqlite', sqlitePath: e.CHATBRIDGE_SQLITE_PATH },
     allowPrivateWebhooks: e.CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE,
     validateResponses: e.CHATBRIDGE_VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
+    messageTtlMs: e.CHATBRIDGE_MESSAGE_TTL_SECONDS * 1000,
   };
 }

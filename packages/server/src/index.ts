@@ -1,6 +1,6 @@
 export { createApp } from './http/app.ts';
 export type { AppDeps } from './http/deps.ts';
-export { startServer, type RunningServer } from './server.ts';
+export { startService, type RunningService, type ServiceOptions } from './service.ts';
 export { loadConfig, type AppConfig } from './config.ts';
 export { applyUpdate, type UpdateParams } from './domain/update.ts';
 export { initialRecord, type EndpointRecord } from './domain/record.ts';

@@ -1,7 +1,7 @@
 // The server process: read the configuration, open the store, listen, and shut down cleanly.
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
-import { startServer } from './server.ts';
+import { startService } from './service.ts';
 import { openStore } from './store/open.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -11,14 +11,14 @@ async function main(): Promise<void> {
   delete process.env.CHATBRIDGE_ADMIN_TOKEN; // only its digest is kept
   const logger = createLogger(config.logLevel);
   const store = await openStore(config.store);
-  const running = await startServer(
+  const running = await startService(
     {
       store,
       logger,
       adminTokenHash: config.adminTokenHash,
-      allowHttpWebhooks: config.allowPrivateWebhooks,
+      allowPrivateWebhooks: config.allowPrivateWebhooks,
       validateResponses: config.validateResponses,
-      readiness: { draining: false },
+      messageTtlMs: config.messageTtlMs,
     },
     config.port,
     config.host,
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: draining in-flight requests');
+    logger.info({ signal }, 'shutting down: draining in-flight requests and deliveries');
     const force = setTimeout(() => {
       logger.error('shutdown took too long; exiting');
       process.exit(1);

@@ -1,4 +1,4 @@
-// Starting and stopping an HTTP server around createApp; used by main.ts and by the tests.
+// Listening and closing the HTTP side of the service.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.ts';
@@ -7,18 +7,17 @@ import type { AppDeps } from './http/deps.ts';
 /** Request line plus headers; room for every update parameter at its maximum, fully encoded. */
 export const MAX_REQUEST_HEAD_BYTES = 128 * 1024;
 
-export interface RunningServer {
+export interface HttpListener {
   url: string;
   port: number;
-  /** Stops accepting, finishes in-flight requests, closes the store. */
+  /** Stops accepting connections and resolves when in-flight requests have finished. */
   close(): Promise<void>;
 }
 
-export async function startServer(deps: AppDeps, port: number, host: string): Promise<RunningServer> {
-  const app = createApp(deps);
+export async function listen(deps: AppDeps, port: number, host: string): Promise<HttpListener> {
   // Every update parameter travels in the query string: 1500 code points percent-encoded can take
   // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
-  const server: Server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, app);
+  const server: Server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, createApp(deps));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -29,13 +28,10 @@ export async function startServer(deps: AppDeps, port: number, host: string): Pr
   return {
     url: `http://${shownHost}:${actual}`,
     port: actual,
-    async close() {
-      deps.readiness.draining = true;
-      await new Promise<void>((resolve) => {
+    close: () =>
+      new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      });
-      await deps.store.close();
-    },
+      }),
   };
 }

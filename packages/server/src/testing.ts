@@ -1,20 +1,18 @@
-// Test support: a real server on port 0 over a scratch SQLite file, with helpers to provision.
+// Test support: the real service on port 0 over a scratch SQLite file, with helpers to provision.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEndpoint } from './admin/endpoints.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { type RunningServer, startServer } from './server.ts';
+import { type RunningService, type ServiceOptions, startService } from './service.ts';
 import type { EndpointStore } from './store/port.ts';
-import type { Readiness } from './http/deps.ts';
 import { SqliteEndpointStore } from './store/sqlite.ts';
 import { hashToken } from './tokens.ts';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
-export interface TestServer extends RunningServer {
+export interface TestServer extends RunningService {
   store: EndpointStore;
-  readiness: Readiness;
   adminToken: string;
   /** Creates an endpoint directly in the store and returns its token. */
   provision(id: string): Promise<string>;
@@ -24,21 +22,27 @@ export interface TestServerOptions {
   allowHttpWebhooks?: boolean;
   logger?: Logger;
   adminToken?: string | null;
+  /** Defaults to a scratch SQLite file. */
+  store?: EndpointStore;
+  messageTtlMs?: number;
+  clock?: () => number;
+  relay?: ServiceOptions['relay'];
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'chatbridge-test-'));
-  const store = new SqliteEndpointStore(join(dir, 'store.sqlite'));
+  const store = options.store ?? new SqliteEndpointStore(join(dir, 'store.sqlite'));
   const adminToken = options.adminToken === undefined ? TEST_ADMIN_TOKEN : options.adminToken;
-  const readiness: Readiness = { draining: false };
-  const running = await startServer(
+  const running = await startService(
     {
       store,
       logger: options.logger ?? createLogger('silent'),
       adminTokenHash: adminToken === null ? undefined : hashToken(adminToken),
-      allowHttpWebhooks: options.allowHttpWebhooks ?? false,
+      allowPrivateWebhooks: options.allowHttpWebhooks ?? false,
       validateResponses: true,
-      readiness,
+      messageTtlMs: options.messageTtlMs ?? 30_000,
+      ...(options.clock && { clock: options.clock }),
+      relay: { pollMs: 50, ...options.relay },
     },
     0,
     '127.0.0.1',
@@ -46,7 +50,6 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   return {
     ...running,
     store,
-    readiness,
     adminToken: adminToken ?? '',
     async provision(id) {
       const issued = await createEndpoint(store, id);

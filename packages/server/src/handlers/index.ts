@@ -7,12 +7,14 @@ import { getEndpoint } from './getEndpoint.ts';
 import { getLiveness } from './getLiveness.ts';
 import { getReadiness } from './getReadiness.ts';
 import { listEndpoints } from './listEndpoints.ts';
+import { markRead } from './markRead.ts';
 import { rotateEndpointToken } from './rotateEndpointToken.ts';
 import { updateEndpoint } from './updateEndpoint.ts';
 
 export const buildHandlers = (deps: AppDeps): Handlers => ({
   getEndpoint: getEndpoint(deps),
   updateEndpoint: updateEndpoint(deps),
+  markRead: markRead(deps),
   createEndpoint: createEndpoint(deps),
   listEndpoints: listEndpoints(deps),
   rotateEndpointToken: rotateEndpointToken(deps),

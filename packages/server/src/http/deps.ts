@@ -15,4 +15,10 @@ export interface AppDeps {
   allowHttpWebhooks: boolean;
   validateResponses: boolean;
   readiness: Readiness;
+  /** Epoch milliseconds; injectable so lifecycle tests control time. */
+  clock: () => number;
+  /** How long a pending message may wait for its reads before it is dropped. */
+  messageTtlMs: number;
+  /** Called after a commit queued webhook deliveries, so the relay starts at once. */
+  onDeliveriesQueued: () => void;
 }

@@ -121,7 +121,9 @@ describe('updateEndpoint', () => {
 
   it('when flags are absent, then they keep their values (no reset to the default)', async () => {
     const { id, token } = await h.endpoint();
-    await h.client.updateEndpoint(id, token, { selfuse: true, beta: true, message_reply: true, trigger: true });
+    // Channels on two platforms, so the triggered message stays pending (not read everywhere at once).
+    await h.client.updateEndpoint(id, token, { channel_chat_a: 'a-000', channel_chat_b: 'b-0000' });
+    await h.client.updateEndpoint(id, token, { selfuse: true, beta: true, message_reply: true, trigger: true, sender: 'chat_a' });
     const r = await h.client.updateEndpoint(id, token, { message_content: 'next' });
     expect([r.config['self-user'], r.config.isbeta, r.meta.message.isReply, r.meta.trigger]).toEqual([true, true, true, true]);
   });

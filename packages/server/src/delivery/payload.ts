@@ -1,0 +1,160 @@
+// The webhook request body built from an endpoint record's latest message: the common chat-webhook
+// JSON (Discord-style execute-webhook body). Pure: no I/O, no clock, no randomness.
+//
+// Decisions (copy into the spec/README):
+//
+// - Source. Only `meta.message` is read; `config` and the other `meta` members play no part.
+// - `content` is assembled from up to three blocks joined by "\n", in this order:
+//     1. the reply quote, only when `isReply` is true and `reply.message` is a non-empty string
+//        (a stale `reply` with `isReply: false` is ignored): every line of the replied-to message is
+//        prefixed with "> "; the first line reads "> **<reply.author>**: <line>", or "> <line>" when
+//        `reply.author` is null or empty. Line breaks inside the author's name become spaces so the
+//        quote stays one block. The quoted text is cut to 500 characters (with "…") so a long
+//        replied-to message cannot push the new message out of the 2000-character limit;
+//     2. `content`, exactly as stored (no escaping, no trimming), when non-null and non-empty;
+//     3. the attachment URLs, one per line, as stored.
+//   When all three are empty, `content` is omitted.
+// - Limits (counted in UTF-16 code units, which is never fewer than the code points chat platforms
+//   count, so the result is within the limit either way; a cut never splits a surrogate pair):
+//   `content` ≤ 2000, `username` ≤ 80; embed `title` ≤ 256, `description` ≤ 4096, `footer.text`
+//   ≤ 2048, field `name` ≤ 256, field `value` ≤ 1024, at most 25 fields, and the embed's text in
+//   total (title + description + footer + field names and values) ≤ 6000: trailing fields are dropped
+//   first, then the description is shortened. Text is cut only when it is over its limit, and then
+//   ends with "…" (the cut text including the "…" is exactly at the limit). A whole `content` over
+//   2000 is cut at its end, so trailing attachment links are what a very long message loses first.
+// - `username` is `author.name`, omitted when null or blank (platforms reject an empty name; the
+//   webhook's own name is used instead). Not otherwise altered: a platform may still refuse names it
+//   reserves (Discord: names containing "discord" or "clyde" give a 400, a permanent rejection).
+// - `avatar_url` is `author.avatar`, omitted unless it is an absolute http(s) URL (platforms answer
+//   400 to a malformed URL, which would turn a cosmetic problem into a lost message).
+// - `embeds` holds one embed only when the stored embed has at least one member that is not the
+//   text "None" (EMBED_NONE) or at least one field; members equal to "None" (and empty strings) are
+//   omitted, `fields` is omitted when empty. `image.url` / `thumbnail.url` are included only when the
+//   value is an absolute http(s) URL, for the same reason as `avatar_url`. A field whose name or value
+//   is empty gets a zero-width space (U+200B) there, since platforms reject empty field text; `inline`
+//   is passed as stored. An embed left with no member after these rules is omitted.
+// - `allowed_mentions` is always `{ "parse": [] }`: bridged text is shown verbatim but can never
+//   ping @everyone, @here, roles or users.
+// - Null and absent members are omitted, never sent as null.
+// - A payload without `content` and without `embeds` is not deliverable (platforms answer 400);
+//   `isEmptyPayload` tells the caller to skip it.
+import type { Embed, EndpointRecord } from '../domain/record.ts';
+import { EMBED_NONE } from '../domain/record.ts';
+
+export interface WebhookEmbedField {
+  name: string;
+  value: string;
+  inline: boolean;
+}
+
+export interface WebhookEmbed {
+  title?: string;
+  description?: string;
+  footer?: { text: string };
+  image?: { url: string };
+  thumbnail?: { url: string };
+  fields?: WebhookEmbedField[];
+}
+
+export interface WebhookPayload {
+  content?: string;
+  username?: string;
+  avatar_url?: string;
+  embeds?: WebhookEmbed[];
+  allowed_mentions: { parse: [] };
+}
+
+export const PAYLOAD_LIMITS = {
+  content: 2000,
+  username: 80,
+  replyQuote: 500,
+  embedTitle: 256,
+  embedDescription: 4096,
+  embedFooter: 2048,
+  embedFields: 25,
+  fieldName: 256,
+  fieldValue: 1024,
+  embedTotal: 6000,
+} as const;
+
+const ELLIPSIS = '…';
+const ZERO_WIDTH_SPACE = '\u200b';
+
+/** `text` unchanged when within `max` UTF-16 code units; otherwise cut to exactly `max`, ending in "…". */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  if (max <= 0) return '';
+  let cut = text.slice(0, max - ELLIPSIS.length);
+  const last = cut.charCodeAt(cut.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1); // never leave half a surrogate pair
+  return cut + ELLIPSIS;
+}
+
+const present = (v: string | null | undefined): v is string => typeof v === 'string' && v.length > 0;
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}
+
+function replyQuote(author: string | null, message: string): string {
+  const lines = truncate(message, PAYLOAD_LIMITS.replyQuote).split(/\r\n|\r|\n/);
+  const who = present(author) ? `**${author.replace(/[\r\n]+/g, ' ')}**: ` : '';
+  return lines.map((line, i) => `> ${i === 0 ? who : ''}${line}`).join('\n');
+}
+
+function buildEmbed(embed: Embed): WebhookEmbed | undefined {
+  const text = (v: string) => v !== EMBED_NONE && v.length > 0;
+  const out: WebhookEmbed = {};
+  if (text(embed.title)) out.title = truncate(embed.title, PAYLOAD_LIMITS.embedTitle);
+  if (text(embed.description)) out.description = truncate(embed.description, PAYLOAD_LIMITS.embedDescription);
+  if (text(embed.footer)) out.footer = { text: truncate(embed.footer, PAYLOAD_LIMITS.embedFooter) };
+  if (text(embed.image) && isHttpUrl(embed.image)) out.image = { url: embed.image };
+  if (text(embed.thumbnail) && isHttpUrl(embed.thumbnail)) out.thumbnail = { url: embed.thumbnail };
+  const fields = embed.fields.slice(0, PAYLOAD_LIMITS.embedFields).map((f) => ({
+    name: truncate(f.name, PAYLOAD_LIMITS.fieldName) || ZERO_WIDTH_SPACE,
+    value: truncate(f.value, PAYLOAD_LIMITS.fieldValue) || ZERO_WIDTH_SPACE,
+    inline: f.inline,
+  }));
+
+  // The total text limit: drop trailing fields, then shorten the description.
+  const fixed = () => (out.title?.length ?? 0) + (out.footer?.text.length ?? 0) + (out.description?.length ?? 0);
+  const fieldsLength = () => fields.reduce((n, f) => n + f.name.length + f.value.length, 0);
+  while (fields.length > 0 && fixed() + fieldsLength() > PAYLOAD_LIMITS.embedTotal) fields.pop();
+  if (out.description !== undefined && fixed() > PAYLOAD_LIMITS.embedTotal) {
+    const room = PAYLOAD_LIMITS.embedTotal - (out.title?.length ?? 0) - (out.footer?.text.length ?? 0);
+    out.description = truncate(out.description, room);
+    if (out.description.length === 0) delete out.description;
+  }
+  if (fields.length > 0) out.fields = fields;
+
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The webhook body for the record's latest message. See the decisions at the top of this file. */
+export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
+  const message = record.meta.message;
+  const blocks: string[] = [];
+  if (message.isReply && present(message.reply.message)) blocks.push(replyQuote(message.reply.author, message.reply.message));
+  if (present(message.content)) blocks.push(message.content);
+  for (const url of message.attachments) if (url.length > 0) blocks.push(url);
+
+  const payload: WebhookPayload = { allowed_mentions: { parse: [] } };
+  if (blocks.length > 0) payload.content = truncate(blocks.join('\n'), PAYLOAD_LIMITS.content);
+  const name = message.author.name;
+  if (present(name) && name.trim().length > 0) payload.username = truncate(name, PAYLOAD_LIMITS.username);
+  const avatar = message.author.avatar;
+  if (present(avatar) && isHttpUrl(avatar)) payload.avatar_url = avatar;
+  const embed = buildEmbed(message.embed);
+  if (embed) payload.embeds = [embed];
+  return payload;
+}
+
+/** True when the payload has neither content nor an embed: platforms reject it, so don't send it. */
+export function isEmptyPayload(payload: WebhookPayload): boolean {
+  return payload.content === undefined && (payload.embeds === undefined || payload.embeds.length === 0);
+}

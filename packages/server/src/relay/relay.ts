@@ -1,0 +1,151 @@
+// The relay drains the outbox and expires stale messages. Every server instance runs one; the store
+// hands each outbox entry to one worker at a time (a lease), so instances share the work without
+// delivering twice. A delivery is acknowledged (entry removed, platform marked read) in one
+// transaction after the webhook answered 2xx; an unacknowledged one is retried after its lease.
+import { nextAttemptDelay } from '../delivery/backoff.ts';
+import { redactWebhookUrl } from '../delivery/send.ts';
+import type { SendOutcome, WebhookSender } from '../delivery/send.ts';
+import { isExpired, markRead, resetToIdle } from '../domain/lifecycle.ts';
+import type { Logger } from '../logger.ts';
+import type { Delivery, EndpointStore } from '../store/port.ts';
+
+export interface RelayOptions {
+  store: EndpointStore;
+  sender: Pick<WebhookSender, 'send'>;
+  logger: Logger;
+  clock: () => number;
+  messageTtlMs: number;
+  /** How long a claimed delivery is reserved; longer than the sender's whole request timeout. */
+  leaseMs?: number;
+  /** Idle wait between outbox polls (a queued delivery wakes the relay sooner). */
+  pollMs?: number;
+  batchSize?: number;
+}
+
+export interface RelayStats {
+  delivered: number;
+  retried: number;
+  rejected: number;
+  gaveUp: number;
+  expired: number;
+}
+
+/** Names one message's delivery to one platform; receivers may use it to drop duplicates. */
+export const idempotencyKey = (d: Delivery) => `${d.endpointId}:${d.seq}:${d.platform}`;
+
+export class Relay {
+  readonly stats: RelayStats = { delivered: 0, retried: 0, rejected: 0, gaveUp: 0, expired: 0 };
+  private readonly o: Required<RelayOptions>;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wakeUp: (() => void) | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(options: RelayOptions) {
+    this.o = { leaseMs: 30_000, pollMs: 500, batchSize: 16, ...options };
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Starts the next pass now instead of after the poll interval. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Stops claiming new work and waits for deliveries in flight to be acknowledged or rescheduled. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        await this.pass();
+      } catch (err) {
+        this.o.logger.error({ err }, 'relay pass failed; retrying');
+      }
+      if (!this.running) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.o.pollMs);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = undefined;
+    }
+  }
+
+  /** One pass: expire stale messages, then claim and deliver what is due. */
+  async pass(): Promise<void> {
+    await this.expireStale();
+    const claimed = await this.o.store.claimDeliveries(this.o.clock(), this.o.leaseMs, this.o.batchSize);
+    const work = claimed.map((d) => this.track(this.deliver(d)));
+    await Promise.all(work);
+  }
+
+  private track(p: Promise<void>): Promise<void> {
+    this.inFlight.add(p);
+    return p.finally(() => this.inFlight.delete(p));
+  }
+
+  private async expireStale(): Promise<void> {
+    const { store, clock, messageTtlMs, logger } = this.o;
+    const ids = await store.listExpired(clock() - messageTtlMs, 100);
+    for (const id of ids) {
+      const expired = await store.update(id, (row) => {
+        if (!row || !isExpired(row, clock(), messageTtlMs)) return { result: undefined };
+        const unread = Object.entries(row.record.meta.read).filter(([, read]) => !read).map(([p]) => p);
+        return { write: resetToIdle(row), result: { seq: row.state.seq, unread } };
+      });
+      if (expired) {
+        this.stats.expired++;
+        logger.warn({ endpoint: id, message: expired.seq, unread: expired.unread }, 'pending message expired before every platform read it');
+      }
+    }
+  }
+
+  private async deliver(d: Delivery): Promise<void> {
+    const { store, sender, logger, clock } = this.o;
+    const log = logger.child({ endpoint: d.endpointId, message: d.seq, platform: d.platform, webhook: redactWebhookUrl(d.url), attempt: d.attempts });
+    let outcome: SendOutcome;
+    try {
+      outcome = await sender.send(d.url, JSON.parse(d.payload), idempotencyKey(d));
+    } catch (err) {
+      outcome = { kind: 'retry', reason: err instanceof Error ? err.message : 'send failed' };
+    }
+    if (outcome.kind === 'delivered') {
+      await store.completeDelivery(d, (row, stillQueued) => {
+        if (!row || !stillQueued || row.state.seq !== d.seq) return { result: undefined };
+        const next = markRead(row, d.platform);
+        return next === row ? { result: undefined } : { write: next, result: undefined };
+      });
+      this.stats.delivered++;
+      log.info({ status: outcome.status }, 'webhook delivered');
+      return;
+    }
+    if (outcome.kind === 'rejected') {
+      await store.dropDelivery(d.id);
+      this.stats.rejected++;
+      log.warn({ status: outcome.status, reason: outcome.reason }, 'webhook delivery rejected; not retried');
+      return;
+    }
+    const next = clock() + nextAttemptDelay(d.attempts, outcome.retryAfterMs);
+    if (next >= d.expiresAt) {
+      await store.dropDelivery(d.id);
+      this.stats.gaveUp++;
+      log.warn({ status: outcome.status, reason: outcome.reason }, 'webhook delivery given up: the message expires first');
+      return;
+    }
+    await store.retryDelivery(d.id, next);
+    this.stats.retried++;
+    log.info({ status: outcome.status, reason: outcome.reason, retryInMs: next - clock() }, 'webhook delivery will be retried');
+  }
+}

@@ -1,0 +1,74 @@
+// The whole running service: HTTP API, relay (outbox worker and TTL sweeper) and webhook sender over
+// one store. main.ts and the tests build it the same way.
+import { createWebhookSender } from './delivery/send.ts';
+import type { AppDeps, Readiness } from './http/deps.ts';
+import type { Logger } from './logger.ts';
+import { Relay } from './relay/relay.ts';
+import { listen } from './server.ts';
+import type { EndpointStore } from './store/port.ts';
+
+export interface ServiceOptions {
+  store: EndpointStore;
+  logger: Logger;
+  adminTokenHash: Uint8Array | undefined;
+  /** Development only: plain http webhooks and private/loopback destinations. */
+  allowPrivateWebhooks: boolean;
+  validateResponses: boolean;
+  messageTtlMs: number;
+  clock?: () => number;
+  relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number };
+}
+
+export interface RunningService {
+  url: string;
+  port: number;
+  readiness: Readiness;
+  relay: Relay;
+  /** Drains: readiness goes false, HTTP finishes in-flight requests, deliveries finish, store closes. */
+  close(): Promise<void>;
+}
+
+export async function startService(options: ServiceOptions, port: number, host: string): Promise<RunningService> {
+  const { store, logger } = options;
+  const clock = options.clock ?? Date.now;
+  const sender = createWebhookSender({
+    allowPrivate: options.allowPrivateWebhooks,
+    ...(options.relay?.requestTimeoutMs !== undefined && { requestTimeoutMs: options.relay.requestTimeoutMs }),
+  });
+  const relay = new Relay({
+    store,
+    sender,
+    logger: logger.child({ component: 'relay' }),
+    clock,
+    messageTtlMs: options.messageTtlMs,
+    ...(options.relay?.leaseMs !== undefined && { leaseMs: options.relay.leaseMs }),
+    ...(options.relay?.pollMs !== undefined && { pollMs: options.relay.pollMs }),
+  });
+  const readiness: Readiness = { draining: false };
+  const deps: AppDeps = {
+    store,
+    logger,
+    adminTokenHash: options.adminTokenHash,
+    allowHttpWebhooks: options.allowPrivateWebhooks,
+    validateResponses: options.validateResponses,
+    readiness,
+    clock,
+    messageTtlMs: options.messageTtlMs,
+    onDeliveriesQueued: () => relay.wake(),
+  };
+  const http = await listen(deps, port, host);
+  relay.start();
+  return {
+    url: http.url,
+    port: http.port,
+    readiness,
+    relay,
+    async close() {
+      readiness.draining = true;
+      await http.close();
+      await relay.stop();
+      await sender.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
+import { buildWebhookPayload, isEmptyPayload, PAYLOAD_LIMITS, truncate } from '../../src/delivery/payload.ts';
+
+type MessageInput = Partial<Omit<EndpointRecord['meta']['message'], 'author' | 'reply' | 'embed'>> & {
+  author?: Partial<EndpointRecord['meta']['message']['author']>;
+  reply?: Partial<EndpointRecord['meta']['message']['reply']>;
+  embed?: Partial<EndpointRecord['meta']['message']['embed']>;
+};
+
+function recordWith(message: MessageInput): EndpointRecord {
+  const record = initialRecord();
+  const m = record.meta.message;
+  const { author, reply, embed, ...rest } = message;
+  Object.assign(m, rest);
+  Object.assign(m.author, author);
+  Object.assign(m.reply, reply);
+  Object.assign(m.embed, embed);
+  return record;
+}
+
+describe('buildWebhookPayload: plain messages', () => {
+  it('when a plain message is built, then content, username and avatar_url map one to one and mentions are disabled', () => {
+    const payload = buildWebhookPayload(
+      recordWith({ content: 'Hello **world** @everyone <@123>', author: { name: 'Alice', avatar: 'https://cdn.example.com/a.png', id: '42' } }),
+    );
+    expect(payload).toEqual({
+      content: 'Hello **world** @everyone <@123>',
+      username: 'Alice',
+      avatar_url: 'https://cdn.example.com/a.png',
+      allowed_mentions: { parse: [] },
+    });
+  });
+
+  it('when the record is initial (all null), then only allowed_mentions is present and the payload is empty', () => {
+    const payload = buildWebhookPayload(initialRecord());
+    expect(payload).toEqual({ allowed_mentions: { parse: [] } });
+    expect(isEmptyPayload(payload)).toBe(true);
+    expect(JSON.stringify(payload)).not.toContain('null');
+  });
+
+  it('when content has surrounding whitespace and line breaks, then it is passed unaltered', () => {
+    const content = '  line one\n\n  line two  \n';
+    expect(buildWebhookPayload(recordWith({ content })).content).toBe(content);
+  });
+
+  it('when the name is blank or the avatar is not an http(s) URL, then they are omitted', () => {
+    const payload = buildWebhookPayload(recordWith({ content: 'x', author: { name: '   ', avatar: 'not a url' } }));
+    expect(payload).not.toHaveProperty('username');
+    expect(payload).not.toHaveProperty('avatar_url');
+    const ftp = buildWebhookPayload(recordWith({ content: 'x', author: { avatar: 'ftp://example.com/a.png' } }));
+    expect(ftp).not.toHaveProperty('avatar_url');
+  });
+
+  it('when content is the empty string, then content is omitted', () => {
+    expect(buildWebhookPayload(recordWith({ content: '' }))).not.toHaveProperty('content');
+  });
+});
+
+describe('buildWebhookPayload: replies and attachments', () => {
+  it('when the message is a reply, then a quote block with the bold author precedes the content', () => {
+    const payload = buildWebhookPayload(recordWith({ content: 'Agreed!', isReply: true, reply: { author: 'Bob', message: 'Shall we?' } }));
+    expect(payload.content).toBe('> **Bob**: Shall we?\nAgreed!');
+  });
+
+  it('when the replied-to message has several lines, then every line is quoted', () => {
+    const payload = buildWebhookPayload(
+      recordWith({ content: 'yes', isReply: true, reply: { author: 'Bob', message: 'first\nsecond\r\n\nfourth' } }),
+    );
+    expect(payload.content).toBe('> **Bob**: first\n> second\n> \n> fourth\nyes');
+  });
+
+  it('when the reply author is null, then the quote has no author part', () => {
+    const payload = buildWebhookPayload(recordWith({ content: 'yes', isReply: true, reply: { author: null, message: 'a\nb' } }));
+    expect(payload.content).toBe('> a\n> b\nyes');
+  });
+
+  it('when isReply is false, then stale reply members are ignored', () => {
+    const payload = buildWebhookPayload(recordWith({ content: 'yes', isReply: false, reply: { author: 'Bob', message: 'old' } }));
+    expect(payload.content).toBe('yes');
+  });
+
+  it('when the replied-to message is long, then the quoted text is cut to the quote limit', () => {
+    const payload = buildWebhookPayload(recordWith({ content: 'mine', isReply: true, reply: { author: null, message: 'q'.repeat(3000) } }));
+    expect(payload.content).toBe(`> ${'q'.repeat(PAYLOAD_LIMITS.replyQuote - 1)}…\nmine`);
+  });
+
+  it('when there are attachments, then each URL is appended on its own line', () => {
+    const payload = buildWebhookPayload(
+      recordWith({ content: 'look', attachments: ['https://cdn.example.com/1.png', 'https://cdn.example.com/2.mp4'] }),
+    );
+    expect(payload.content).toBe('look\nhttps://cdn.example.com/1.png\nhttps://cdn.example.com/2.mp4');
+  });
+
+  it('when there are only attachments, then content is the links alone', () => {
+    const payload = buildWebhookPayload(recordWith({ attachments: ['https://cdn.example.com/1.png'] }));
+    expect(payload.content).toBe('https://cdn.example.com/1.png');
+  });
+
+  it('when reply, content and attachments are all present, then they come in that order', () => {
+    const payload = buildWebhookPayload(
+      recordWith({ content: 'body', isReply: true, reply: { author: 'Bob', message: 'q' }, attachments: ['https://x.example/a'] }),
+    );
+    expect(payload.content).toBe('> **Bob**: q\nbody\nhttps://x.example/a');
+  });
+});
+
+describe('buildWebhookPayload: embeds', () => {
+  it('when the embed is all "None" with no fields, then embeds is omitted', () => {
+    expect(buildWebhookPayload(recordWith({ content: 'x' }))).not.toHaveProperty('embeds');
+  });
+
+  it('when some embed members are "None", then only the others are sent', () => {
+    const payload = buildWebhookPayload(
+      recordWith({ embed: { title: 'Release', description: 'None', footer: 'v1.2', image: 'None', thumbnail: 'https://cdn.example.com/t.png' } }),
+    );
+    expect(payload.embeds).toEqual([{ title: 'Release', footer: { text: 'v1.2' }, thumbnail: { url: 'https://cdn.example.com/t.png' } }]);
+    expect(payload).not.toHaveProperty('content');
+    expect(isEmptyPayload(payload)).toBe(false);
+  });
+
+  it('when every embed member is set, then the full embed shape is produced', () => {
+    const payload = buildWebhookPayload(
+      recordWith({
+        embed: {
+          title: 'T',
+          description: 'D',
+          footer: 'F',
+          image: 'https://cdn.example.com/i.png',
+          thumbnail: 'https://cdn.example.com/t.png',
+          fields: [
+            { name: 'a', value: '1', inline: true },
+            { name: 'b', value: '2', inline: false },
+          ],
+        },
+      }),
+    );
+    expect(payload.embeds).toEqual([
+      {
+        title: 'T',
+        description: 'D',
+        footer: { text: 'F' },
+        image: { url: 'https://cdn.example.com/i.png' },
+        thumbnail: { url: 'https://cdn.example.com/t.png' },
+        fields: [
+          { name: 'a', value: '1', inline: true },
+          { name: 'b', value: '2', inline: false },
+        ],
+      },
+    ]);
+  });
+
+  it('when only fields are set, then an embed with just fields is sent', () => {
+    const payload = buildWebhookPayload(recordWith({ embed: { fields: [{ name: 'k', value: 'v', inline: false }] } }));
+    expect(payload.embeds).toEqual([{ fields: [{ name: 'k', value: 'v', inline: false }] }]);
+  });
+
+  it('when an embed image is not an http(s) URL, then it is omitted (and an embed left empty is omitted)', () => {
+    expect(buildWebhookPayload(recordWith({ content: 'x', embed: { image: 'javascript:alert(1)' } }))).not.toHaveProperty('embeds');
+  });
+
+  it('when a field has an empty name or value, then a zero-width space stands in', () => {
+    const payload = buildWebhookPayload(recordWith({ embed: { fields: [{ name: '', value: '', inline: false }] } }));
+    expect(payload.embeds?.[0]?.fields).toEqual([{ name: '\u200b', value: '\u200b', inline: false }]);
+  });
+
+  it('when there are more than 25 fields or too much embed text, then fields are dropped and text cut to the limits', () => {
+    const many = Array.from({ length: 30 }, (_, i) => ({ name: `n${i}`, value: 'v'.repeat(1500), inline: false }));
+    const payload = buildWebhookPayload(recordWith({ embed: { title: 't'.repeat(300), description: 'd'.repeat(5000), fields: many } }));
+    const embed = payload.embeds![0]!;
+    expect(embed.title).toHaveLength(256);
+    expect(embed.title!.endsWith('…')).toBe(true);
+    expect(embed.fields!.every((f) => f.value.length === 1024)).toBe(true);
+    const total = embed.title!.length + (embed.description?.length ?? 0) + embed.fields!.reduce((n, f) => n + f.name.length + f.value.length, 0);
+    expect(total).toBeLessThanOrEqual(PAYLOAD_LIMITS.embedTotal);
+    // title 256 + description 4096 leave room for one 2 + 1024 field; the other 24 kept fields are dropped
+    expect(embed.description).toHaveLength(4096);
+    expect(embed.fields).toHaveLength(1);
+    expect(total).toBe(256 + 4096 + 2 + 1024);
+  });
+
+  it('when title and description alone exceed the total, then the description is shortened to fit', () => {
+    const payload = buildWebhookPayload(recordWith({ embed: { title: 't'.repeat(256), description: 'd'.repeat(4096), footer: 'f'.repeat(2048) } }));
+    const embed = payload.embeds![0]!;
+    expect(embed.title!.length + embed.description!.length + embed.footer!.text.length).toBe(PAYLOAD_LIMITS.embedTotal);
+    expect(embed.description!.endsWith('…')).toBe(true);
+  });
+});
+
+describe('buildWebhookPayload: limits', () => {
+  it('when content is exactly 2000 characters, then it is not cut', () => {
+    const content = 'x'.repeat(2000);
+    expect(buildWebhookPayload(recordWith({ content })).content).toBe(content);
+  });
+
+  it('when content is over 2000 characters, then it is cut to 2000 ending with an ellipsis', () => {
+    const out = buildWebhookPayload(recordWith({ content: 'x'.repeat(2500) })).content!;
+    expect(out).toHaveLength(2000);
+    expect(out).toBe(`${'x'.repeat(1999)}…`);
+  });
+
+  it('when content plus attachments exceed the limit, then the whole text is cut at its end', () => {
+    const out = buildWebhookPayload(recordWith({ content: 'x'.repeat(1990), attachments: ['https://cdn.example.com/file.png'] })).content!;
+    expect(out).toHaveLength(2000);
+    expect(out.startsWith('x'.repeat(1990))).toBe(true);
+    expect(out.endsWith('…')).toBe(true);
+  });
+
+  it('when the username is over 80 characters, then it is cut to 80; at 80 it is kept', () => {
+    expect(buildWebhookPayload(recordWith({ author: { name: 'n'.repeat(100) } })).username).toBe(`${'n'.repeat(79)}…`);
+    expect(buildWebhookPayload(recordWith({ author: { name: 'n'.repeat(80) } })).username).toBe('n'.repeat(80));
+  });
+
+  it('when a cut falls inside a surrogate pair, then the pair is dropped whole', () => {
+    const text = `${'a'.repeat(8)}😀😀`; // 12 code units
+    expect(truncate(text, 10)).toBe(`${'a'.repeat(8)}…`);
+    expect(truncate(text, 12)).toBe(text);
+  });
+});

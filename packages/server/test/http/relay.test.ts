@@ -1,0 +1,224 @@
+// Built-in bridging for self-user endpoints, through the real service and real local receivers.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ChatbridgeClient, createChatbridgeClient } from '@chatbridge/client';
+import { initialRecord } from '../../src/domain/record.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from '../../src/testing.ts';
+import { eventually, type Receiver, startReceiver } from './receiver.ts';
+
+let receiver: Receiver;
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(() => receiver.close());
+afterEach(() => {
+  receiver.received.length = 0;
+  receiver.script();
+});
+
+let counter = 0;
+const running: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.close().catch(() => undefined)));
+});
+
+async function start(options: TestServerOptions = {}) {
+  const server = await startTestServer({ allowHttpWebhooks: true, ...options });
+  running.push(server);
+  return { server, client: createChatbridgeClient({ baseUrl: server.url }) };
+}
+
+/** A self-user endpoint with two bridges: index 0 and 1 across chat_a, chat_b (webhooks) and chat_c. */
+async function community(client: ChatbridgeClient, server: TestServer) {
+  const id = `relay-${++counter}`;
+  const token = await server.provision(id);
+  for (const i of [0, 1]) {
+    await client.updateEndpoint(id, token, {
+      channel_chat_a: `a-000${i}-chan`,
+      webhook_chat_a: receiver.url(`a${i}`),
+      channel_chat_b: `b-000${i}-chan`,
+      webhook_chat_b: receiver.url(`b${i}`),
+      channel_chat_c: `c-000${i}-chan`,
+    });
+  }
+  await client.updateEndpoint(id, token, { selfuse: true });
+  return { id, token };
+}
+
+const post = (client: ChatbridgeClient, id: string, token: string, sender: 'chat_a' | 'chat_b' | 'chat_c', bridge: number) =>
+  client.updateEndpoint(id, token, {
+    sender,
+    sender_channel: `${sender.slice(-1)}-000${bridge}-chan`,
+    message_author_name: 'Ada',
+    message_content: `hello over bridge ${bridge}`,
+    trigger: true,
+  });
+
+describe('relay: delivery', () => {
+  it('when chat_c posts on bridge 1, then both webhook platforms get it at their index-1 webhook, and the record returns to idle', async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    const pending = await post(client, id, token, 'chat_c', 1);
+    expect(pending.meta.read).toEqual({ chat_a: false, chat_b: false, chat_c: true, chat_d: true });
+
+    await eventually(async () => (await client.getEndpoint(id, token)).meta.trigger === false);
+    expect(receiver.received.map((r) => r.path.split('/')[2]).sort()).toEqual(['a1', 'b1']);
+    expect(receiver.received[0]!.body).toMatchObject({ content: 'hello over bridge 1', username: 'Ada', allowed_mentions: { parse: [] } });
+    expect(new Set(receiver.received.map((r) => r.idempotencyKey)).size).toBe(2);
+    expect(await client.getEndpoint(id, token)).toMatchObject({ meta: initialRecord().meta });
+    expect(await server.store.countDeliveries()).toBe(0);
+  });
+
+  it('when chat_b posts, then only chat_a is delivered to; chat_b is the sender', async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    await client.updateEndpoint(id, token, {
+      sender: 'chat_b',
+      sender_channel: 'b-0000-chan',
+      message_content: 'from b',
+      trigger: true,
+    });
+    await eventually(() => receiver.received.length === 1);
+    expect(receiver.received[0]!.path).toContain('/hooks/a0/');
+    // chat_c has channels and no webhook: its bot still has to read it.
+    const record = await client.getEndpoint(id, token);
+    expect(record.meta.read).toEqual({ chat_a: true, chat_b: true, chat_c: false, chat_d: true });
+  });
+
+  it('when self-user is off, then nothing is delivered', async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    await client.updateEndpoint(id, token, { selfuse: false });
+    await post(client, id, token, 'chat_c', 0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.received).toEqual([]);
+    expect(await server.store.countDeliveries()).toBe(0);
+  });
+
+  it('when a webhook answers 500 then 200, then it is retried and delivered once', async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    receiver.script({ status: 500 }, { status: 500 });
+    await post(client, id, token, 'chat_c', 0);
+    await eventually(async () => (await client.getEndpoint(id, token)).meta.trigger === false, 8000);
+    // Both first attempts failed; each target then succeeded on its retry, with the same key.
+    expect(receiver.received.length).toBe(4);
+    expect(new Set(receiver.received.map((r) => r.idempotencyKey)).size).toBe(2);
+    expect(server.relay.stats).toMatchObject({ delivered: 2, retried: 2 });
+  });
+
+  it('when a webhook answers 429 with Retry-After: 1, then the retry waits at least a second', async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    await client.updateEndpoint(id, token, { index: 0, webhook_chat_b: receiver.url('b-zero') });
+    receiver.script({ status: 429, headers: { 'retry-after': '1' } });
+    await client.updateEndpoint(id, token, { sender: 'chat_a', sender_channel: 'a-0000-chan', message_content: 'rate limited', trigger: true });
+    await eventually(() => receiver.received.length === 2, 8000);
+    const [first, second] = receiver.received;
+    expect(second!.idempotencyKey).toBe(first!.idempotencyKey);
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(950);
+    expect(server.relay.stats.delivered).toBe(1);
+  });
+
+  it('when a webhook answers 404, then it is not retried and the platform stays unread', async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    receiver.script({ status: 404 }, { status: 404 });
+    await post(client, id, token, 'chat_c', 0);
+    await eventually(() => server.relay.stats.rejected === 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.received).toHaveLength(2);
+    expect((await client.getEndpoint(id, token)).meta.read).toMatchObject({ chat_a: false, chat_b: false });
+  });
+});
+
+describe('relay: lifecycle', () => {
+  it('when a pending message is not fully read within the TTL, then it is reset and counted', async () => {
+    const { server, client } = await start({ messageTtlMs: 400 });
+    const { id, token } = await community(client, server);
+    await client.updateEndpoint(id, token, { selfuse: false });
+    const pending = await post(client, id, token, 'chat_c', 0);
+    expect(pending.meta.trigger).toBe(true);
+    const idle = await eventually(async () => {
+      const r = await client.getEndpoint(id, token);
+      return r.meta.trigger === false && r;
+    });
+    expect(idle.meta).toEqual(initialRecord().meta);
+    expect(server.relay.stats.expired).toBe(1);
+  });
+
+  it('when a new message arrives while one is pending, then the old undelivered copies are dropped and only the new one is delivered', async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    // chat_a's webhook fails the first message until it is replaced.
+    receiver.script({ status: 503, headers: { 'retry-after': '2' } }, { status: 503, headers: { 'retry-after': '2' } });
+    await post(client, id, token, 'chat_c', 0);
+    await eventually(() => receiver.received.length === 2);
+    await client.updateEndpoint(id, token, { sender: 'chat_c', sender_channel: 'c-0000-chan', message_content: 'the replacement', trigger: true });
+    await eventually(async () => (await client.getEndpoint(id, token)).meta.trigger === false, 8000);
+    await new Promise((r) => setTimeout(r, 2500));
+    const contents = receiver.received.map((r) => r.body.content);
+    expect(contents.filter((c) => c === 'the replacement')).toHaveLength(2);
+    expect(contents.filter((c) => c === 'hello over bridge 0')).toHaveLength(2); // the two failed first attempts only
+  });
+});
+
+describe('relay: restarts', () => {
+  it('when the service restarts during a delivery, then the delivery is neither lost nor repeated', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'chatbridge-restart-')), 'store.sqlite');
+    const first = await start({ store: new SqliteEndpointStore(file) });
+    const { id, token } = await community(first.client, first.server);
+    await first.client.updateEndpoint(id, token, { index: 0, webhook_chat_b: receiver.url('b-zero-slow') });
+    receiver.script({ status: 200, delayMs: 700 });
+    await first.client.updateEndpoint(id, token, { sender: 'chat_a', sender_channel: 'a-0000-chan', message_content: 'slow', trigger: true });
+    await eventually(() => receiver.received.length === 1);
+    // Graceful restart while the receiver still holds the request: in-flight deliveries finish first.
+    await first.server.close();
+    running.splice(running.indexOf(first.server), 1);
+
+    const second = await start({ store: new SqliteEndpointStore(file) });
+    await new Promise((r) => setTimeout(r, 800));
+    expect(receiver.received).toHaveLength(1);
+    // Acknowledged before the stop: chat_b is marked read; chat_c (no webhook) is still its bot's to read.
+    expect((await second.client.getEndpoint(id, token)).meta.read).toMatchObject({ chat_a: true, chat_b: true, chat_c: false });
+    expect(await second.server.store.countDeliveries()).toBe(0);
+  });
+
+  it('when a delivery was queued but not attempted before a stop, then the next start delivers it', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'chatbridge-restart-')), 'store.sqlite');
+    const first = await start({ store: new SqliteEndpointStore(file), relay: { pollMs: 60_000 } });
+    const { id, token } = await community(first.client, first.server);
+    await first.server.relay.stop(); // the relay is down; the outbox keeps the work
+    await post(first.client, id, token, 'chat_c', 0);
+    expect(await first.server.store.countDeliveries()).toBe(2);
+    await first.server.close();
+    running.splice(running.indexOf(first.server), 1);
+
+    const second = await start({ store: new SqliteEndpointStore(file) });
+    await eventually(async () => (await second.client.getEndpoint(id, token)).meta.trigger === false);
+    expect(receiver.received).toHaveLength(2);
+  });
+});
+
+describe('relay: SSRF protection (private destinations not allowed)', () => {
+  it('when webhooks point at loopback or a name resolving to it, then nothing is sent and the delivery is rejected', async () => {
+    const { server, client } = await start({ allowHttpWebhooks: false });
+    const id = 'ssrf-1';
+    const token = await server.provision(id);
+    const port = new URL(receiver.url('x')).port;
+    await client.updateEndpoint(id, token, {
+      selfuse: true,
+      channel_chat_a: 'a-0000-chan',
+      webhook_chat_a: `https://127.0.0.1:${port}/hooks/loopback/${'x'.repeat(30)}`,
+      channel_chat_b: 'b-0000-chan',
+      webhook_chat_b: `https://localhost:${port}/hooks/by-name/${'x'.repeat(30)}`,
+      channel_chat_c: 'c-0000-chan',
+    });
+    await post(client, id, token, 'chat_c', 0);
+    await eventually(() => server.relay.stats.rejected === 2);
+    expect(receiver.received).toEqual([]);
+  });
+});
