@@ -604,8 +604,9 @@ export interface components {
          */
         allowed_ids: string;
         /**
-         * @description Sets `config.self-user`: whether the service itself should bridge messages for this endpoint. Absent
-         *     means unchanged (the initial value is `false`).
+         * @description Sets `config.self-user`: whether the service itself delivers each new message to the `chat_a` and
+         *     `chat_b` webhooks of its bridge (see "Bridging by the service"). Absent means unchanged (the
+         *     initial value is `false`).
          * @example true
          */
         selfuse: boolean;
@@ -626,8 +627,10 @@ export interface components {
          */
         sender_channel: string;
         /**
-         * @description Sets `meta.trigger`. `true` starts a new message: `meta.read` becomes `true` for the sender and for
-         *     every platform with no channels, and `false` for the others. Absent means unchanged.
+         * @description Sets `meta.trigger`. `true` starts a new message (replacing a pending one): `meta.read` becomes
+         *     `true` for the sender and for every platform with no channels, and `false` for the others; for a
+         *     self-user endpoint the service queues its webhook deliveries. `false` ends a pending message without
+         *     clearing its fields, and drops its undelivered webhook copies. Absent means unchanged.
          * @example true
          */
         trigger: boolean;
@@ -838,8 +841,9 @@ export interface operations {
                  */
                 allowed_ids?: components["parameters"]["allowed_ids"];
                 /**
-                 * @description Sets `config.self-user`: whether the service itself should bridge messages for this endpoint. Absent
-                 *     means unchanged (the initial value is `false`).
+                 * @description Sets `config.self-user`: whether the service itself delivers each new message to the `chat_a` and
+                 *     `chat_b` webhooks of its bridge (see "Bridging by the service"). Absent means unchanged (the
+                 *     initial value is `false`).
                  * @example true
                  */
                 selfuse?: components["parameters"]["selfuse"];
@@ -860,8 +864,10 @@ export interface operations {
                  */
                 sender_channel?: components["parameters"]["sender_channel"];
                 /**
-                 * @description Sets `meta.trigger`. `true` starts a new message: `meta.read` becomes `true` for the sender and for
-                 *     every platform with no channels, and `false` for the others. Absent means unchanged.
+                 * @description Sets `meta.trigger`. `true` starts a new message (replacing a pending one): `meta.read` becomes
+                 *     `true` for the sender and for every platform with no channels, and `false` for the others; for a
+                 *     self-user endpoint the service queues its webhook deliveries. `false` ends a pending message without
+                 *     clearing its fields, and drops its undelivered webhook copies. Absent means unchanged.
                  * @example true
                  */
                 trigger?: components["parameters"]["trigger"];
