@@ -21,6 +21,11 @@ const EnvSchema = z.object({
   CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   CHATBRIDGE_VALIDATE_RESPONSES: bool.optional(),
   CHATBRIDGE_MESSAGE_TTL_SECONDS: z.coerce.number().positive().max(86_400).default(30),
+  CHATBRIDGE_CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .refine((list) => list.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be comma-separated origins like https://app.example.com'),
 });
 
 export interface AppConfig {
@@ -36,12 +41,13 @@ export interface AppConfig {
   validateResponses: boolean;
   /** A pending message not read by every platform within this time is dropped. */
   messageTtlMs: number;
+  /** Browser origins allowed to call the record operations; empty: no CORS. */
+  corsOrigins: string[];
 }
 
 export type StoreConfig =
   | { kind: 'sqlite'; sqlitePath: string }
-  // sqlitePath is always absent here; declared so code that logs it compiles for either kind.
-  | { kind: 'postgres'; databaseUrl: string; poolSize: number; sqlitePath?: undefined };
+  | { kind: 'postgres'; databaseUrl: string; poolSize: number };
 
 export class ConfigError extends Error {}
 
@@ -70,5 +76,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     allowPrivateWebhooks: e.CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE,
     validateResponses: e.CHATBRIDGE_VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
     messageTtlMs: e.CHATBRIDGE_MESSAGE_TTL_SECONDS * 1000,
+    corsOrigins: e.CHATBRIDGE_CORS_ORIGINS,
   };
 }

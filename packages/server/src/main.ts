@@ -8,9 +8,13 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  // Secrets leave the environment once read: child processes and crash dumps never see them.
   delete process.env.CHATBRIDGE_ADMIN_TOKEN; // only its digest is kept
+  delete process.env.DATABASE_URL;
   const logger = createLogger(config.logLevel);
-  const store = await openStore(config.store);
+  const store = await openStore(config.store, {
+    onBackgroundError: (err) => logger.warn({ err: { message: err.message } }, 'database connection dropped'),
+  });
   const running = await startService(
     {
       store,
@@ -19,6 +23,7 @@ async function main(): Promise<void> {
       allowPrivateWebhooks: config.allowPrivateWebhooks,
       validateResponses: config.validateResponses,
       messageTtlMs: config.messageTtlMs,
+      corsOrigins: config.corsOrigins,
     },
     config.port,
     config.host,
@@ -26,7 +31,12 @@ async function main(): Promise<void> {
 
   const endpoints = (await store.listIds(undefined, 1)).length;
   logger.info(
-    { url: running.url, store: store.kind, sqlitePath: config.store.sqlitePath, adminApi: config.adminTokenHash ? 'enabled' : 'disabled' },
+    {
+      url: running.url,
+      store: store.kind,
+      ...(config.store.kind === 'sqlite' && { sqlitePath: config.store.sqlitePath }),
+      adminApi: config.adminTokenHash ? 'enabled' : 'disabled',
+    },
     `chatbridge listening on ${running.url}`,
   );
   if (endpoints === 0) {

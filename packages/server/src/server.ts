@@ -23,6 +23,9 @@ export async function listen(deps: AppDeps, port: number, host: string): Promise
     server.listen(port, host, () => resolve());
   });
   server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
+  // Slow clients: the head must arrive within 10 s and the whole request within 30 s.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
   const actual = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   return {

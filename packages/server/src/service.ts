@@ -3,7 +3,9 @@
 import { createWebhookSender } from './delivery/send.ts';
 import type { AppDeps, Readiness } from './http/deps.ts';
 import type { Logger } from './logger.ts';
-import { Relay } from './relay/relay.ts';
+import { instrumentStore } from './observability/instrumentStore.ts';
+import { createMetrics, type DeliveryOutcome } from './observability/metrics.ts';
+import { Relay, type RelayStats } from './relay/relay.ts';
 import { listen } from './server.ts';
 import type { EndpointStore } from './store/port.ts';
 
@@ -17,7 +19,16 @@ export interface ServiceOptions {
   messageTtlMs: number;
   clock?: () => number;
   relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number };
+  /** Browser origins allowed to call the record operations (CORS); default none. */
+  corsOrigins?: string[];
 }
+
+const DELIVERY_OUTCOMES: Partial<Record<keyof RelayStats, DeliveryOutcome>> = {
+  delivered: 'delivered',
+  retried: 'retried',
+  rejected: 'rejected',
+  gaveUp: 'gave_up',
+};
 
 export interface RunningService {
   url: string;
@@ -29,8 +40,11 @@ export interface RunningService {
 }
 
 export async function startService(options: ServiceOptions, port: number, host: string): Promise<RunningService> {
-  const { store, logger } = options;
+  const { logger } = options;
   const clock = options.clock ?? Date.now;
+  const rawStore = options.store;
+  const metrics = createMetrics({ pendingMessages: () => rawStore.countPending(), queuedDeliveries: () => rawStore.countDeliveries() });
+  const store = instrumentStore(rawStore, metrics);
   const sender = createWebhookSender({
     allowPrivate: options.allowPrivateWebhooks,
     ...(options.relay?.requestTimeoutMs !== undefined && { requestTimeoutMs: options.relay.requestTimeoutMs }),
@@ -41,6 +55,11 @@ export async function startService(options: ServiceOptions, port: number, host: 
     logger: logger.child({ component: 'relay' }),
     clock,
     messageTtlMs: options.messageTtlMs,
+    observe: (event) => {
+      const outcome = DELIVERY_OUTCOMES[event];
+      if (outcome) metrics.deliveries.inc({ outcome });
+      else metrics.expiredMessages.inc();
+    },
     ...(options.relay?.leaseMs !== undefined && { leaseMs: options.relay.leaseMs }),
     ...(options.relay?.pollMs !== undefined && { pollMs: options.relay.pollMs }),
   });
@@ -55,6 +74,8 @@ export async function startService(options: ServiceOptions, port: number, host: 
     clock,
     messageTtlMs: options.messageTtlMs,
     onDeliveriesQueued: () => relay.wake(),
+    metrics,
+    corsOrigins: options.corsOrigins ?? [],
   };
   const http = await listen(deps, port, host);
   relay.start();

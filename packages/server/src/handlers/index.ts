@@ -5,6 +5,7 @@ import { createEndpoint } from './createEndpoint.ts';
 import { deleteEndpoint } from './deleteEndpoint.ts';
 import { getEndpoint } from './getEndpoint.ts';
 import { getLiveness } from './getLiveness.ts';
+import { getMetrics } from './getMetrics.ts';
 import { getReadiness } from './getReadiness.ts';
 import { listEndpoints } from './listEndpoints.ts';
 import { markRead } from './markRead.ts';
@@ -21,4 +22,5 @@ export const buildHandlers = (deps: AppDeps): Handlers => ({
   deleteEndpoint: deleteEndpoint(deps),
   getLiveness: getLiveness(),
   getReadiness: getReadiness(deps),
+  getMetrics: getMetrics(deps),
 });

@@ -2,7 +2,9 @@
 // request logging, body parser, the validator (security presence, then parameters, then responses),
 // the admin guard, dispatch by operationId, and one error handler that answers problem+json.
 import { randomUUID } from 'node:crypto';
+import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
+import helmet from 'helmet';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { pinoHttp } from 'pino-http';
 import { bundledSpecPath } from '@chatbridge/api';
@@ -45,6 +47,28 @@ function adminGuard(adminTokenHash: Uint8Array | undefined): RequestHandler {
   };
 }
 
+/** Counts and times every request by the operationId the validator matched. */
+function requestMetrics({ metrics }: AppDeps): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const operation = openapiOf(req).schema?.operationId ?? 'unmatched';
+      metrics.httpRequests.inc({ operation, status: String(res.statusCode) });
+      metrics.httpDuration.observe({ operation }, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  };
+}
+
+/**
+ * CORS is off unless the operator lists origins: bots call from servers, and a browser page holding
+ * an endpoint token is the exception. The admin API never answers cross-origin requests.
+ */
+function corsPolicy({ corsOrigins }: AppDeps): RequestHandler {
+  const allow = cors({ origin: corsOrigins, methods: ['GET', 'POST'], maxAge: 600 });
+  return (req, res, next) => (corsOrigins.length === 0 || req.path.startsWith('/admin/') ? next() : allow(req, res, next));
+}
+
 function dispatch(handlers: Handlers): RequestHandler {
   return async (req, res, next) => {
     const operationId = openapiOf(req).schema?.operationId as OperationId | undefined;
@@ -57,6 +81,10 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(deps));
+  app.use(requestMetrics(deps));
+  // A JSON API: no content may load anything, nobody may frame it.
+  app.use(helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
+  app.use(corsPolicy(deps));
   app.use(express.json({ limit: '16kb' }));
   app.use(
     OpenApiValidator.middleware({

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
 import type { EndpointStore } from '../store/port.ts';
 
 export interface Readiness {
@@ -21,4 +22,7 @@ export interface AppDeps {
   messageTtlMs: number;
   /** Called after a commit queued webhook deliveries, so the relay starts at once. */
   onDeliveriesQueued: () => void;
+  metrics: Metrics;
+  /** Browser origins allowed to call the record operations; empty: no CORS headers at all. */
+  corsOrigins: string[];
 }

@@ -20,6 +20,8 @@ export interface RelayOptions {
   /** Idle wait between outbox polls (a queued delivery wakes the relay sooner). */
   pollMs?: number;
   batchSize?: number;
+  /** Told of every outcome, e.g. to count it in metrics. */
+  observe?: (event: keyof RelayStats) => void;
 }
 
 export interface RelayStats {
@@ -42,7 +44,7 @@ export class Relay {
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(options: RelayOptions) {
-    this.o = { leaseMs: 30_000, pollMs: 500, batchSize: 16, ...options };
+    this.o = { leaseMs: 30_000, pollMs: 500, batchSize: 16, observe: () => {}, ...options };
   }
 
   start(): void {
@@ -91,6 +93,11 @@ export class Relay {
     await Promise.all(work);
   }
 
+  private count(event: keyof RelayStats): void {
+    this.stats[event]++;
+    this.o.observe(event);
+  }
+
   private track(p: Promise<void>): Promise<void> {
     this.inFlight.add(p);
     return p.finally(() => this.inFlight.delete(p));
@@ -106,7 +113,7 @@ export class Relay {
         return { write: resetToIdle(row), result: { seq: row.state.seq, unread } };
       });
       if (expired) {
-        this.stats.expired++;
+        this.count('expired');
         logger.warn({ endpoint: id, message: expired.seq, unread: expired.unread }, 'pending message expired before every platform read it');
       }
     }
@@ -127,25 +134,25 @@ export class Relay {
         const next = markRead(row, d.platform);
         return next === row ? { result: undefined } : { write: next, result: undefined };
       });
-      this.stats.delivered++;
+      this.count('delivered');
       log.info({ status: outcome.status }, 'webhook delivered');
       return;
     }
     if (outcome.kind === 'rejected') {
       await store.dropDelivery(d.id);
-      this.stats.rejected++;
+      this.count('rejected');
       log.warn({ status: outcome.status, reason: outcome.reason }, 'webhook delivery rejected; not retried');
       return;
     }
     const next = clock() + nextAttemptDelay(d.attempts, outcome.retryAfterMs);
     if (next >= d.expiresAt) {
       await store.dropDelivery(d.id);
-      this.stats.gaveUp++;
+      this.count('gaveUp');
       log.warn({ status: outcome.status, reason: outcome.reason }, 'webhook delivery given up: the message expires first');
       return;
     }
     await store.retryDelivery(d.id, next);
-    this.stats.retried++;
+    this.count('retried');
     log.info({ status: outcome.status, reason: outcome.reason, retryInMs: next - clock() }, 'webhook delivery will be retried');
   }
 }

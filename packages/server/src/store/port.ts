@@ -82,6 +82,8 @@ export interface EndpointStore {
   dropDelivery(id: number): Promise<void>;
   /** Outbox entries waiting (for metrics and tests). */
   countDeliveries(): Promise<number>;
+  /** Endpoints with a pending message (for metrics). */
+  countPending(): Promise<number>;
   /** IDs of endpoints whose message has been pending since before `pendingBefore`. */
   listExpired(pendingBefore: number, limit: number): Promise<string[]>;
 

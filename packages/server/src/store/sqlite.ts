@@ -67,6 +67,7 @@ type StatementName =
   | 'dequeue'
   | 'retry'
   | 'count'
+  | 'countPending'
   | 'expired';
 
 const toDelivery = (r: OutboxRow): Delivery => ({
@@ -116,6 +117,7 @@ export class SqliteEndpointStore implements EndpointStore {
       dequeue: q('DELETE FROM outbox WHERE id = ?'),
       retry: q('UPDATE outbox SET next_attempt_at = ?, lease_until = 0 WHERE id = ?'),
       count: q('SELECT count(*) AS n FROM outbox'),
+      countPending: q('SELECT count(*) AS n FROM endpoints WHERE pending_since IS NOT NULL'),
       expired: q('SELECT id FROM endpoints WHERE pending_since IS NOT NULL AND pending_since < ? ORDER BY pending_since LIMIT ?'),
     };
   }
@@ -207,6 +209,10 @@ export class SqliteEndpointStore implements EndpointStore {
 
   async countDeliveries(): Promise<number> {
     return (this.stmts.count.get() as { n: number }).n;
+  }
+
+  async countPending(): Promise<number> {
+    return (this.stmts.countPending.get() as { n: number }).n;
   }
 
   async listExpired(pendingBefore: number, limit: number): Promise<string[]> {

@@ -1,0 +1,78 @@
+// Prometheus metrics (prom-client) in a registry of the app's own: no module-level state, so tests
+// and several apps in one process never share counters.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type DeliveryOutcome = 'delivered' | 'retried' | 'rejected' | 'gave_up';
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly httpRequests: Counter<'operation' | 'status'>;
+  readonly httpDuration: Histogram<'operation'>;
+  readonly storeDuration: Histogram<'method' | 'result'>;
+  readonly deliveries: Counter<'outcome'>;
+  readonly expiredMessages: Counter;
+}
+
+/** Gauges read from the store when Prometheus scrapes. */
+export interface StoreGauges {
+  pendingMessages(): Promise<number>;
+  queuedDeliveries(): Promise<number>;
+}
+
+export function createMetrics(gauges?: StoreGauges): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'chatbridge_process_' });
+  const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+  if (gauges) {
+    new Gauge({
+      name: 'chatbridge_pending_messages',
+      help: 'Endpoints with a pending (not yet fully read) message.',
+      registers: [registry],
+      async collect() {
+        this.set(await gauges.pendingMessages());
+      },
+    });
+    new Gauge({
+      name: 'chatbridge_outbox_deliveries',
+      help: 'Webhook deliveries waiting in the outbox.',
+      registers: [registry],
+      async collect() {
+        this.set(await gauges.queuedDeliveries());
+      },
+    });
+  }
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'chatbridge_http_requests_total',
+      help: 'HTTP requests by operationId and status.',
+      labelNames: ['operation', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'chatbridge_http_request_duration_seconds',
+      help: 'HTTP request latency by operationId.',
+      labelNames: ['operation'],
+      buckets: seconds,
+      registers: [registry],
+    }),
+    storeDuration: new Histogram({
+      name: 'chatbridge_store_operation_duration_seconds',
+      help: 'Store call latency by method and result.',
+      labelNames: ['method', 'result'],
+      buckets: seconds,
+      registers: [registry],
+    }),
+    deliveries: new Counter({
+      name: 'chatbridge_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome.',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    expiredMessages: new Counter({
+      name: 'chatbridge_expired_messages_total',
+      help: 'Pending messages reset because their TTL passed before every platform read them.',
+      registers: [registry],
+    }),
+  };
+}

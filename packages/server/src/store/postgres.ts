@@ -1,0 +1,369 @@
+// The PostgreSQL store, for several server instances sharing one database. Same semantics as the
+// SQLite store: `update` and `completeDelivery` hold the endpoint's row lock (SELECT ... FOR UPDATE)
+// from the read to the commit, so concurrent writers on any instance serialise per endpoint and never
+// lose each other's changes; outbox claims use FOR UPDATE SKIP LOCKED, so instances drain the queue
+// together without handing one entry to two workers.
+//
+// Lock order is always endpoint row, then its outbox rows (update, completeDelivery and the cascade
+// of delete all follow it; claim/retry/drop touch one outbox statement and hold nothing else), so
+// transactions cannot deadlock each other.
+//
+// Every failure (database down, pool exhausted, statement timeout) rejects the returned promise;
+// the timeouts below bound how long any call can wait.
+import { readdirSync, readFileSync } from 'node:fs';
+import pg from 'pg';
+import type { EndpointRecord, Platform } from '../domain/record.ts';
+import type { Decision, Delivery, EndpointStore, StoredEndpoint } from './port.ts';
+
+export interface PostgresStoreOptions {
+  /** libpq-style URL: postgres://user:password@host:5432/database?sslmode=... */
+  connectionString: string;
+  /** Connections per instance (default 10). Several instances share the server's max_connections. */
+  poolSize?: number;
+  /** Opening a new connection fails after this (default 2000 ms). */
+  connectionTimeoutMs?: number;
+  /** Waiting for a free connection while the whole pool is busy fails after this (default 10 s). */
+  acquireTimeoutMs?: number;
+  /** Server-side limit for one statement, lock waits included (default 5000 ms). */
+  statementTimeoutMs?: number;
+  /** Idle pooled connections are closed after this (default 30 s). */
+  idleTimeoutMs?: number;
+  /** Errors of idle pooled connections (the server restarted, the network dropped); ignored by default. */
+  onIdleError?: (err: Error) => void;
+}
+
+/** One SQL file of `migrations/postgres/`, applied at most once per database. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const MIGRATIONS_DIR = new URL('./migrations/postgres/', import.meta.url);
+const MIGRATION_FILE = /^(\d+)_([a-z0-9_]+)\.sql$/;
+/** Migrations may legitimately take longer than a request; they still must not hang forever. */
+const MIGRATION_STATEMENT_TIMEOUT_MS = 60_000;
+
+/** Reads `NNNN_name.sql` files in version order; versions must run 1, 2, 3 ... without gaps. */
+export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
+  const migrations = readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .map((file) => {
+      const m = MIGRATION_FILE.exec(file);
+      if (!m) throw new Error(`migration file ${file}: expected NNNN_name.sql`);
+      return { version: Number(m[1]), name: m[2]!, sql: readFileSync(new URL(file, dir), 'utf8') };
+    })
+    .sort((a, b) => a.version - b.version);
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) throw new Error(`migration versions must be 1..n without gaps; found ${m.version} at position ${i + 1}`);
+  });
+  return migrations;
+}
+
+/**
+ * Applies the migrations this database has not recorded in `schema_migrations`, all in one
+ * transaction, and returns the versions it applied. Instances starting together serialise on a
+ * transaction-level advisory lock: the first applies, the others then find everything recorded.
+ * A small runner instead of a migration tool: no extra dependency, the schema is two tables, and
+ * PostgreSQL's transactional DDL makes a failed run leave nothing behind. (So a migration must be
+ * transactional: no CREATE INDEX CONCURRENTLY.) Versions recorded but unknown to this code (a
+ * newer release already migrated) are left alone, so migrations must stay backward compatible for
+ * rolling deploys.
+ */
+export async function migrate(client: pg.ClientBase, migrations: Migration[] = loadMigrations()): Promise<number[]> {
+  await client.query('BEGIN');
+  try {
+    await client.query(`SET LOCAL statement_timeout = ${MIGRATION_STATEMENT_TIMEOUT_MS}`);
+    // The lock key is derived from a name so it does not collide with other applications' keys.
+    await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('chatbridge:schema_migrations', 0))`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         version integer PRIMARY KEY,
+         name text NOT NULL,
+         applied_at timestamptz NOT NULL DEFAULT now()
+       )`,
+    );
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+    const done = new Set(rows.map((r) => r.version));
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+// bigint (int8) columns hold epoch milliseconds, sequence numbers and outbox IDs. pg returns them as
+// strings by default; this pool parses them to numbers, and refuses values a number cannot hold
+// exactly rather than rounding them. Scoped to this pool: the global pg.types stay untouched.
+const INT8_OID = 20;
+const parseInt8 = (text: string): number => {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`bigint ${text} is outside the exact range of a JavaScript number`);
+  return n;
+};
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+interface EndpointRow {
+  token_hash: Buffer;
+  record: string;
+  message_seq: number;
+  pending_since: number | null;
+}
+
+interface OutboxRow {
+  id: number;
+  endpoint_id: string;
+  message_seq: number;
+  platform: string;
+  url: string;
+  payload: string;
+  attempts: number;
+  expires_at: number;
+}
+
+const toDelivery = (r: OutboxRow): Delivery => ({
+  id: r.id,
+  endpointId: r.endpoint_id,
+  seq: r.message_seq,
+  platform: r.platform as Platform,
+  url: r.url,
+  payload: r.payload,
+  attempts: r.attempts,
+  expiresAt: r.expires_at,
+});
+
+const toStored = (row: EndpointRow | undefined): StoredEndpoint | undefined =>
+  row && {
+    tokenHash: row.token_hash,
+    record: JSON.parse(row.record) as EndpointRecord,
+    state: { seq: row.message_seq, pendingSince: row.pending_since },
+  };
+
+const SQL = {
+  get: 'SELECT token_hash, record, message_seq, pending_since FROM endpoints WHERE id = $1',
+  lock: 'SELECT token_hash, record, message_seq, pending_since FROM endpoints WHERE id = $1 FOR UPDATE',
+  // The row and, in the same statement, the outbox entries that no longer belong to the pending
+  // message ($5, the pending seq): all of them when idle ($5 NULL), other messages' when pending.
+  write: `WITH stale AS (
+            DELETE FROM outbox WHERE endpoint_id = $1 AND ($5::bigint IS NULL OR message_seq <> $5::bigint)
+          )
+          UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, updated_at = now() WHERE id = $1`,
+  enqueue: `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
+            SELECT $1, $2, d.platform, d.url, d.payload, 0, d.expires_at
+            FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[]) AS d (platform, url, payload, expires_at)
+            ON CONFLICT DO NOTHING`,
+  create: 'INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
+  setToken: 'UPDATE endpoints SET token_hash = $2, updated_at = now() WHERE id = $1',
+  delete: 'DELETE FROM endpoints WHERE id = $1',
+  list: 'SELECT id FROM endpoints WHERE id > $1 ORDER BY id LIMIT $2',
+  // SKIP LOCKED: an entry another instance is claiming right now is passed over, not waited for;
+  // one it has just claimed fails the lease condition when rechecked.
+  claim: `UPDATE outbox SET lease_until = $1, attempts = attempts + 1
+          WHERE id IN (SELECT id FROM outbox
+                       WHERE next_attempt_at <= $2 AND lease_until <= $2 AND expires_at > $2
+                       ORDER BY next_attempt_at, id LIMIT $3
+                       FOR UPDATE SKIP LOCKED)
+          RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
+  dequeue: 'DELETE FROM outbox WHERE id = $1',
+  retry: 'UPDATE outbox SET next_attempt_at = $2, lease_until = 0 WHERE id = $1',
+  count: 'SELECT count(*) AS n FROM outbox',
+  countPending: 'SELECT count(*)::int AS n FROM endpoints WHERE pending_since IS NOT NULL',
+  expired: 'SELECT id FROM endpoints WHERE pending_since IS NOT NULL AND pending_since < $1 ORDER BY pending_since LIMIT $2',
+} as const;
+
+export class PostgresEndpointStore implements EndpointStore {
+  readonly kind = 'postgres';
+  private readonly pool: pg.Pool;
+  private readonly options: PostgresStoreOptions;
+  private closed = false;
+
+  /** Opens the pool and brings the schema up to date; rejects (pool closed) when either fails. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresEndpointStore> {
+    const store = new PostgresEndpointStore(options);
+    try {
+      await store.migrate();
+      return store;
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+
+  private constructor(options: PostgresStoreOptions) {
+    this.options = options;
+    const statementTimeout = options.statementTimeoutMs ?? 5000;
+    const connectTimeout = options.connectionTimeoutMs ?? 2000;
+    // pg-pool applies one connectionTimeoutMillis both to connecting and to queueing for a busy
+    // pool. Queueing needs more room: a burst on one endpoint serialises on its row lock (a commit
+    // each, a couple of ms), so hundreds of concurrent updates legitimately queue for a second or
+    // more. The pool's value therefore bounds the queue, and each client bounds its own connect.
+    class BoundedConnectClient extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionTimeoutMillis: connectTimeout });
+      }
+    }
+    this.pool = new pg.Pool({
+      Client: BoundedConnectClient,
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.acquireTimeoutMs ?? 10_000,
+      idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+      // Server side: no statement (lock waits included) runs longer, and a transaction left idle by
+      // a stalled client does not keep its row locks.
+      statement_timeout: statementTimeout,
+      idle_in_transaction_session_timeout: statementTimeout * 2,
+      // Client side, for a server that stops answering altogether (the connection is then discarded).
+      query_timeout: statementTimeout + 2000,
+      keepAlive: true,
+      application_name: 'chatbridge',
+      types,
+    });
+    // Without a listener an idle connection's error (server restart) would crash the process; the
+    // pool drops that connection and the next query opens a new one.
+    this.pool.on('error', (err) => options.onIdleError?.(err));
+  }
+
+  private async migrate(): Promise<void> {
+    // A connection of its own: migrations get a longer statement timeout (SET LOCAL in migrate())
+    // than requests do.
+    const client = new pg.Client({
+      connectionString: this.options.connectionString,
+      connectionTimeoutMillis: this.options.connectionTimeoutMs ?? 2000,
+      query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 5000,
+      application_name: 'chatbridge-migrate',
+    });
+    client.on('error', () => undefined); // surfaced by the pending query instead
+    await client.connect();
+    try {
+      await migrate(client);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /** BEGIN ... COMMIT on one pooled connection; ROLLBACK and rethrow on any error. */
+  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      // A connection that cannot even roll back is discarded instead of returned to the pool.
+      broken = await client.query('ROLLBACK').then(
+        () => undefined,
+        (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+      );
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async lockRow(client: pg.PoolClient, id: string): Promise<StoredEndpoint | undefined> {
+    return toStored((await client.query<EndpointRow>(SQL.lock, [id])).rows[0]);
+  }
+
+  /** Writes what `decide` decided, inside the caller's transaction (the row is locked). */
+  private async commit<T>(client: pg.PoolClient, id: string, { write, result }: Decision<T>): Promise<T> {
+    if (!write) return result;
+    const { record, state, deliveries = [] } = write;
+    const pendingSeq = state.pendingSince === null ? null : state.seq;
+    await client.query(SQL.write, [id, JSON.stringify(record), state.seq, state.pendingSince, pendingSeq]);
+    if (deliveries.length > 0) {
+      await client.query(SQL.enqueue, [
+        id,
+        state.seq,
+        deliveries.map((d) => d.platform),
+        deliveries.map((d) => d.url),
+        deliveries.map((d) => d.payload),
+        deliveries.map((d) => d.expiresAt),
+      ]);
+    }
+    return result;
+  }
+
+  async get(id: string): Promise<StoredEndpoint | undefined> {
+    return toStored((await this.pool.query<EndpointRow>(SQL.get, [id])).rows[0]);
+  }
+
+  async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
+    return this.transaction(async (client) => this.commit(client, id, decide(await this.lockRow(client, id))));
+  }
+
+  async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {
+    return (await this.pool.query(SQL.create, [id, tokenHash, JSON.stringify(record)])).rowCount === 1;
+  }
+
+  async setTokenHash(id: string, tokenHash: Uint8Array): Promise<boolean> {
+    return (await this.pool.query(SQL.setToken, [id, tokenHash])).rowCount === 1;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.pool.query(SQL.delete, [id])).rowCount === 1;
+  }
+
+  async listIds(after: string | undefined, limit: number): Promise<string[]> {
+    return (await this.pool.query<{ id: string }>(SQL.list, [after ?? '', limit])).rows.map((r) => r.id);
+  }
+
+  async claimDeliveries(now: number, leaseMs: number, limit: number): Promise<Delivery[]> {
+    const { rows } = await this.pool.query<OutboxRow>(SQL.claim, [now + leaseMs, now, limit]);
+    return rows.map(toDelivery).sort((a, b) => a.id - b.id);
+  }
+
+  async completeDelivery<T>(
+    delivery: Delivery,
+    decide: (current: StoredEndpoint | undefined, stillQueued: boolean) => Decision<T>,
+  ): Promise<T> {
+    return this.transaction(async (client) => {
+      // Endpoint row first, then the entry: the lock order every writer uses (see the top).
+      const current = await this.lockRow(client, delivery.endpointId);
+      const stillQueued = (await client.query(SQL.dequeue, [delivery.id])).rowCount === 1;
+      return this.commit(client, delivery.endpointId, decide(current, stillQueued));
+    });
+  }
+
+  async retryDelivery(id: number, nextAttemptAt: number): Promise<void> {
+    await this.pool.query(SQL.retry, [id, nextAttemptAt]);
+  }
+
+  async dropDelivery(id: number): Promise<void> {
+    await this.pool.query(SQL.dequeue, [id]);
+  }
+
+  async countDeliveries(): Promise<number> {
+    return (await this.pool.query<{ n: number }>(SQL.count)).rows[0]!.n;
+  }
+
+  async countPending(): Promise<number> {
+    return (await this.pool.query<{ n: number }>(SQL.countPending)).rows[0]!.n;
+  }
+
+  async listExpired(pendingBefore: number, limit: number): Promise<string[]> {
+    return (await this.pool.query<{ id: string }>(SQL.expired, [pendingBefore, limit])).rows.map((r) => r.id);
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,182 @@
+// Two real server processes on one PostgreSQL database, as deployed behind a load balancer: writes
+// through either are never lost, a write through one is read through the other at once, and the
+// outbox delivers a message once although both instances' relays poll it. Runs when DATABASE_URL is
+// set, in a scratch database of its own.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { createChatbridgeClient, type ChatbridgeClient } from '@chatbridge/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScratchDatabase, type ScratchDatabase } from './store/pgScratch.ts';
+
+const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const ADMIN_TOKEN = 'multi-instance-admin-token-0123456789';
+const START_TIMEOUT_MS = 20_000;
+
+interface Instance {
+  name: string;
+  process: ChildProcess;
+  url: string;
+  client: ChatbridgeClient;
+  /** Every line the process wrote, for diagnosing a failure. */
+  output: string[];
+}
+
+function startInstance(name: string, databaseUrl: string): Promise<Instance> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      CHATBRIDGE_STORE: 'postgres',
+      DATABASE_URL: databaseUrl,
+      CHATBRIDGE_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'info',
+      CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => output.push(`[stderr] ${line}`));
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`instance ${name} ${why}:\n${output.join('\n')}`));
+    };
+    const timer = setTimeout(() => fail(`did not log its URL within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS);
+    child.once('exit', (code, signal) => fail(`exited (code ${code}, signal ${signal}) before listening`));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      output.push(line);
+      let entry: { url?: unknown };
+      try {
+        entry = JSON.parse(line) as { url?: unknown };
+      } catch {
+        return;
+      }
+      if (typeof entry.url !== 'string') return;
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      const url = entry.url;
+      resolve({ name, process: child, url, output, client: createChatbridgeClient({ baseUrl: url, adminToken: ADMIN_TOKEN }) });
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL if the process is still there after 5 s. */
+async function stopInstance(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(killer);
+}
+
+async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreSQL database', () => {
+  let db: ScratchDatabase | undefined;
+  let a: Instance;
+  let b: Instance;
+  const started: Instance[] = [];
+
+  beforeAll(async () => {
+    db = await createScratchDatabase(process.env.DATABASE_URL!);
+    // Started together: both run the migrations at once on the empty database.
+    const results = await Promise.allSettled([startInstance('A', db.url), startInstance('B', db.url)]);
+    for (const r of results) if (r.status === 'fulfilled') started.push(r.value);
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    [a, b] = started as [Instance, Instance];
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(started.map((i) => stopInstance(i.process)));
+    await db?.drop();
+  }, 30_000);
+
+  it('when both instances start on an empty database, then both serve and report ready', async () => {
+    expect(a.url).not.toBe(b.url);
+    for (const instance of [a, b]) expect((await instance.client.getReadiness()).ready).toBe(true);
+  });
+
+  it('when 300 appends arrive at once, alternating between the instances, then every one of them survives', async () => {
+    const { id, token } = await a.client.createEndpoint('appends');
+    const words = Array.from({ length: 300 }, (_, i) => `word-${i}`);
+    const results = await Promise.allSettled(
+      words.map((blacklist, i) => (i % 2 ? a : b).client.updateEndpoint(id, token, { blacklist })),
+    );
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    for (const instance of [a, b]) {
+      expect(new Set((await instance.client.getEndpoint(id, token)).config.blacklist)).toEqual(new Set(words));
+    }
+  });
+
+  it('when an update is made through one instance, then the other reads it back at once', async () => {
+    const { id, token } = await b.client.createEndpoint('read-your-writes');
+    for (let i = 0; i < 20; i++) {
+      const [writer, reader] = i % 2 ? [a, b] : [b, a];
+      const written = await writer.client.updateEndpoint(id, token, { channel_chat_d: `channel-d-${i}`, beta: i % 2 === 1 });
+      const read = await reader.client.getEndpoint(id, token);
+      expect(read).toEqual(written);
+      expect(read.config.channels.chat_d).toHaveLength(i + 1);
+    }
+  });
+
+  describe('a pending self-user message', () => {
+    let receiver: Server;
+    const posts: { url: string; idempotencyKey: string | undefined; body: string }[] = [];
+
+    beforeAll(async () => {
+      receiver = createServer((req, res) => {
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        req.on('end', () => {
+          if (req.method === 'POST') posts.push({ url: req.url ?? '', idempotencyKey: req.headers['idempotency-key'] as string | undefined, body });
+          res.writeHead(204).end();
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    });
+
+    afterAll(async () => {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    });
+
+    it('when a self-user message is pending while both instances relay, then its webhook is POSTed exactly once', async () => {
+      const { port } = receiver.address() as AddressInfo;
+      const hookPath = '/hook-a-'.padEnd(60, 'x');
+      const webhook = `http://127.0.0.1:${port}${hookPath}`;
+      const channelC = 'chat-c-channel-0001';
+      const { id, token } = await a.client.createEndpoint('self-user');
+      // Each list is empty, so the appended values stand at index 0: the chat_c channel bridges to
+      // chat_a's channel 0 and its webhook 0.
+      await a.client.updateEndpoint(id, token, { selfuse: true, channel_chat_a: '912345678901234500', webhook_chat_a: webhook, channel_chat_c: channelC });
+
+      await a.client.updateEndpoint(id, token, {
+        sender: 'chat_c',
+        sender_channel: channelC,
+        message_content: 'hello from chat_c',
+        trigger: true,
+      });
+
+      // The relay marks chat_a read after the 2xx; chat_c sent it and chat_b/chat_d have no
+      // channels, so the message is then finished and the record idle again.
+      await waitFor(async () => posts.length >= 1 && (await b.client.getEndpoint(id, token)).meta.trigger === false, 'the delivery and the return to idle');
+      await new Promise((resolve) => setTimeout(resolve, 2000)); // room for a duplicate to show up
+      expect(posts).toHaveLength(1);
+      expect(posts[0]!.url).toBe(hookPath);
+      expect(posts[0]!.body).toContain('hello from chat_c');
+    });
+  });
+});

@@ -1,0 +1,324 @@
+// The PostgreSQL adapter: the shared store contract, plus what only a shared database shows (several
+// pools as several instances, migrations racing, timeouts). Runs whenever DATABASE_URL is set; each
+// run works in a scratch database of its own and drops it at the end.
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
+import { PostgresEndpointStore, type PostgresStoreOptions, loadMigrations, migrate } from '../../src/store/postgres.ts';
+import { hashToken } from '../../src/tokens.ts';
+import { describeStoreContract } from './contract.ts';
+import { createScratchDatabase, type ScratchDatabase, withClient } from './pgScratch.ts';
+
+const BASE_URL = process.env.DATABASE_URL;
+
+describe('PostgreSQL configuration', () => {
+  const env = { CHATBRIDGE_STORE: 'postgres' };
+
+  it('when CHATBRIDGE_STORE=postgres has no DATABASE_URL, then the configuration is refused naming it', () => {
+    expect(() => loadConfig(env)).toThrow(/DATABASE_URL: required when CHATBRIDGE_STORE=postgres/);
+  });
+
+  it('when DATABASE_URL is not a postgres URL, then the configuration is refused without echoing it', () => {
+    const attempt = () => loadConfig({ ...env, DATABASE_URL: 'mysql://root:hunter2@db/x' });
+    expect(attempt).toThrow(/DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    expect(attempt).not.toThrow(/hunter2/);
+  });
+
+  it('when DATABASE_URL is given, then the store is postgres with a pool of 10 unless CHATBRIDGE_PG_POOL_SIZE says otherwise', () => {
+    const url = 'postgres://app:pw@db.internal:5432/chatbridge';
+    expect(loadConfig({ ...env, DATABASE_URL: url }).store).toEqual({ kind: 'postgres', databaseUrl: url, poolSize: 10 });
+    expect(loadConfig({ ...env, DATABASE_URL: url, CHATBRIDGE_PG_POOL_SIZE: '25' }).store).toMatchObject({ poolSize: 25 });
+    expect(() => loadConfig({ ...env, DATABASE_URL: url, CHATBRIDGE_PG_POOL_SIZE: '0' })).toThrow(/CHATBRIDGE_PG_POOL_SIZE/);
+  });
+
+  it('when the store is sqlite, then an unrelated DATABASE_URL is ignored', () => {
+    expect(loadConfig({ DATABASE_URL: 'mysql://elsewhere/x' }).store).toEqual({ kind: 'sqlite', sqlitePath: './data/chatbridge.sqlite' });
+  });
+});
+
+describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
+  let db: ScratchDatabase;
+  /** One admin connection to the scratch database, for resetting it and looking at raw rows. */
+  let admin: pg.Client;
+  const extraDatabases: ScratchDatabase[] = [];
+
+  beforeAll(async () => {
+    db = await createScratchDatabase(BASE_URL!);
+    const bootstrap = await PostgresEndpointStore.open({ connectionString: db.url });
+    await bootstrap.close();
+    admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    await admin?.end();
+    await db?.drop();
+    for (const extra of extraDatabases) await extra.drop();
+  });
+
+  /** A store on empty tables (the tables of the one scratch database are truncated). */
+  const fresh = async (options: Partial<PostgresStoreOptions> = {}) => {
+    await admin.query('TRUNCATE outbox, endpoints RESTART IDENTITY');
+    return PostgresEndpointStore.open({ connectionString: db.url, ...options });
+  };
+
+  /** A database of its own, not migrated yet. */
+  const emptyDatabase = async () => {
+    const extra = await createScratchDatabase(BASE_URL!);
+    extraDatabases.push(extra);
+    return extra;
+  };
+
+  describeStoreContract('postgres', () => fresh());
+
+  describe('migrations', () => {
+    it('when a database is opened twice, then the migrations run once and the data stays', async () => {
+      const { url } = await emptyDatabase();
+      const first = await PostgresEndpointStore.open({ connectionString: url });
+      await first.create('ep-1', hashToken('t'), initialRecord());
+      await first.close();
+      const second = await PostgresEndpointStore.open({ connectionString: url });
+      expect((await second.get('ep-1'))?.record).toEqual(initialRecord());
+      await second.close();
+      await withClient(url, async (c) => {
+        const { rows } = await c.query('SELECT version, name FROM schema_migrations ORDER BY version');
+        expect(rows).toEqual(loadMigrations().map((m) => ({ version: m.version, name: m.name })));
+        expect(await migrate(c)).toEqual([]);
+      });
+    });
+
+    it('when several instances open a fresh database at once, then all succeed and each migration is applied once', async () => {
+      const { url } = await emptyDatabase();
+      const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresEndpointStore.open({ connectionString: url })));
+      await Promise.all(stores.map((s) => s.ping()));
+      await Promise.all(stores.map((s) => s.close()));
+      await withClient(url, async (c) => {
+        const { rows } = await c.query('SELECT count(*)::int AS n FROM schema_migrations');
+        expect(rows[0].n).toBe(loadMigrations().length);
+      });
+    });
+
+    it('when the migration files are read, then their versions run 1..n in order', () => {
+      const versions = loadMigrations().map((m) => m.version);
+      expect(versions).toEqual(versions.map((_, i) => i + 1));
+    });
+  });
+
+  describe('several instances', () => {
+    it('when two instances (separate pools) append hundreds of times to one endpoint, then every append survives', async () => {
+      const a = await fresh();
+      const b = await PostgresEndpointStore.open({ connectionString: db.url });
+      try {
+        await a.create('ep-1', hashToken('t'), initialRecord());
+        const words = Array.from({ length: 400 }, (_, i) => `w${i}`);
+        await Promise.all(
+          words.map((word, i) =>
+            (i % 2 ? a : b).update('ep-1', (cur) => {
+              const record = structuredClone(cur!.record);
+              record.config.blacklist.push(word);
+              return { write: { record, state: cur!.state }, result: undefined };
+            }),
+          ),
+        );
+        expect(new Set((await b.get('ep-1'))!.record.config.blacklist)).toEqual(new Set(words));
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('when two instances claim the same outbox at once, then no entry is handed out twice', async () => {
+      const a = await fresh();
+      const b = await PostgresEndpointStore.open({ connectionString: db.url });
+      try {
+        for (let i = 0; i < 30; i++) {
+          await a.create(`ep-${i}`, hashToken('t'), initialRecord());
+          await a.update(`ep-${i}`, (cur) => ({
+            write: {
+              record: cur!.record,
+              state: { seq: 1, pendingSince: 1000 },
+              deliveries: (['chat_a', 'chat_b'] as const).map((platform) => ({ platform, url: `https://h.example/${platform}`, payload: '{}', expiresAt: 10_000 })),
+            },
+            result: undefined,
+          }));
+        }
+        const batches = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).claimDeliveries(2000, 60_000, 7)));
+        const ids = batches.flat().map((d) => d.id);
+        expect(ids).toHaveLength(60);
+        expect(new Set(ids).size).toBe(60);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('when deliveries complete while updates replace the message, then nothing deadlocks and no entry outlives its message', async () => {
+      const a = await fresh();
+      const b = await PostgresEndpointStore.open({ connectionString: db.url });
+      const pend = (seq: number) =>
+        a.update('ep-1', (cur) => ({
+          write: {
+            record: cur!.record,
+            state: { seq, pendingSince: 1000 },
+            deliveries: (['chat_a', 'chat_b'] as const).map((platform) => ({ platform, url: `https://h.example/${platform}`, payload: '{}', expiresAt: 10_000 })),
+          },
+          result: undefined,
+        }));
+      try {
+        await a.create('ep-1', hashToken('t'), initialRecord());
+        for (let seq = 1; seq <= 40; seq++) {
+          await pend(seq);
+          const claimed = await b.claimDeliveries(2000, 60_000, 10);
+          expect(claimed).toHaveLength(2);
+          const outcomes = await Promise.allSettled([
+            ...claimed.map((d) => b.completeDelivery(d, (cur, stillQueued) => ({ result: stillQueued && cur?.state.seq === d.seq }))),
+            pend(seq + 1000),
+          ]);
+          expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
+          // Whatever the interleaving, only the replacing message's two entries remain.
+          const { rows } = await admin.query('SELECT DISTINCT message_seq::int FROM outbox');
+          expect(rows).toEqual([{ message_seq: seq + 1000 }]);
+          await a.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq, pendingSince: null } }, result: undefined }));
+        }
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+
+  describe('storage', () => {
+    it('stores the token only as a digest', async () => {
+      const store = await fresh();
+      const token = 'cbt_super-secret-token-0123456789';
+      await store.create('ep-1', hashToken(token), initialRecord());
+      // A plain Uint8Array (not a Buffer) is stored the same way.
+      expect(await store.setTokenHash('ep-1', new Uint8Array(hashToken(token)))).toBe(true);
+      await store.close();
+      const { rows } = await admin.query("SELECT token_hash, row_to_json(e)::text AS everything FROM endpoints e WHERE id = 'ep-1'");
+      expect(rows[0].token_hash).toEqual(hashToken(token));
+      expect(rows[0].everything).not.toContain(token);
+      const { rows: columns } = await admin.query(
+        "SELECT data_type FROM information_schema.columns WHERE table_name = 'endpoints' AND column_name = 'token_hash'",
+      );
+      expect(columns).toEqual([{ data_type: 'bytea' }]);
+    });
+
+    it('when a record is written, then it reads back with its keys in the order written, byte for byte', async () => {
+      const store = await fresh();
+      await store.create('ep-1', hashToken('t'), initialRecord());
+      // Keys in an order jsonb would not keep (it sorts by length, then bytes).
+      const reordered = { meta: initialRecord().meta, config: initialRecord().config } as EndpointRecord;
+      reordered.config.blacklist = ['ünïcödé', 'emoji 🎉', 'quote " backslash \\'];
+      await store.update('ep-1', (cur) => ({ write: { record: reordered, state: cur!.state }, result: undefined }));
+      expect(JSON.stringify((await store.get('ep-1'))!.record)).toBe(JSON.stringify(reordered));
+      const { rows } = await admin.query("SELECT record FROM endpoints WHERE id = 'ep-1'");
+      expect(rows[0].record).toBe(JSON.stringify(reordered));
+      await store.close();
+    });
+
+    it('when times are real epoch milliseconds, then they come back as the same JavaScript numbers', async () => {
+      const store = await fresh();
+      const now = Date.now();
+      await store.create('ep-1', hashToken('t'), initialRecord());
+      await store.update('ep-1', (cur) => ({
+        write: {
+          record: cur!.record,
+          state: { seq: 7, pendingSince: now },
+          deliveries: [{ platform: 'chat_a', url: 'https://h.example/a', payload: '{}', expiresAt: now + 30_000 }],
+        },
+        result: undefined,
+      }));
+      expect((await store.get('ep-1'))!.state).toEqual({ seq: 7, pendingSince: now });
+      const [d] = await store.claimDeliveries(now, 1000, 10);
+      expect(d).toMatchObject({ seq: 7, expiresAt: now + 30_000, attempts: 1 });
+      expect(typeof d!.id).toBe('number');
+      expect(await store.countDeliveries()).toBe(1);
+      expect(await store.listExpired(now + 1, 10)).toEqual(['ep-1']);
+      await store.close();
+    });
+
+    it('lists IDs in byte order, as SQLite does, whatever the database collation', async () => {
+      const store = await fresh();
+      const ids = ['b', 'B', 'a-2', 'a_1', 'a1', 'A'];
+      for (const id of ids) await store.create(id, hashToken(id), initialRecord());
+      const bytewise = [...ids].sort();
+      expect(await store.listIds(undefined, 10)).toEqual(bytewise);
+      expect(await store.listIds('a-2', 10)).toEqual(bytewise.slice(bytewise.indexOf('a-2') + 1));
+      await store.close();
+    });
+  });
+
+  describe('failures reject instead of hanging', () => {
+    let silent: Server | undefined;
+    const sockets = new Set<Socket>();
+    afterAll(async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => (silent ? silent.close(resolve) : resolve(undefined)));
+    });
+
+    it('when nothing listens at DATABASE_URL, then open rejects at once', async () => {
+      const started = Date.now();
+      await expect(PostgresEndpointStore.open({ connectionString: 'postgres://postgres@127.0.0.1:1/none' })).rejects.toThrow(/ECONNREFUSED/);
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
+
+    it('when the server accepts but never answers, then open rejects after the connection timeout', async () => {
+      silent = createServer((socket) => sockets.add(socket));
+      await new Promise<void>((resolve) => silent!.listen(0, '127.0.0.1', resolve));
+      const { port } = silent.address() as AddressInfo;
+      const started = Date.now();
+      await expect(
+        PostgresEndpointStore.open({ connectionString: `postgres://postgres@127.0.0.1:${port}/none`, connectionTimeoutMs: 300 }),
+      ).rejects.toThrow(/timeout/i);
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
+
+    it('when a row stays locked past the statement timeout, then update rejects and the store keeps working', async () => {
+      const store = await fresh({ statementTimeoutMs: 300 });
+      await store.create('ep-1', hashToken('t'), initialRecord());
+      const holder = new pg.Client({ connectionString: db.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query("SELECT 1 FROM endpoints WHERE id = 'ep-1' FOR UPDATE");
+        const started = Date.now();
+        await expect(store.update('ep-1', () => ({ result: undefined }))).rejects.toMatchObject({ code: '57014' });
+        expect(Date.now() - started).toBeLessThan(2000);
+        await holder.query('ROLLBACK');
+        expect(await store.update('ep-1', (cur) => ({ result: cur!.state.seq }))).toBe(0);
+      } finally {
+        await holder.end();
+        await store.close();
+      }
+    });
+
+    it('when every pooled connection stays busy past the acquire timeout, then the next call rejects', async () => {
+      const store = await fresh({ poolSize: 1, acquireTimeoutMs: 300, statementTimeoutMs: 3000 });
+      await store.create('ep-1', hashToken('t'), initialRecord());
+      const holder = new pg.Client({ connectionString: db.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query("SELECT 1 FROM endpoints WHERE id = 'ep-1' FOR UPDATE");
+        const stuck = store.update('ep-1', () => ({ result: undefined })); // holds the only connection
+        await expect(store.ping()).rejects.toThrow(/timeout exceeded when trying to connect/);
+        await holder.query('ROLLBACK');
+        await stuck;
+      } finally {
+        await holder.end();
+        await store.close();
+      }
+    });
+
+    it('when the store is closed, then calls reject and closing again is harmless', async () => {
+      const store = await fresh();
+      await store.close();
+      await expect(store.ping()).rejects.toThrow();
+      await expect(store.close()).resolves.toBeUndefined();
+    });
+  });
+});
