@@ -21,6 +21,12 @@ const EnvSchema = z.object({
   CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   CHATBRIDGE_VALIDATE_RESPONSES: bool.optional(),
   CHATBRIDGE_MESSAGE_TTL_SECONDS: z.coerce.number().positive().max(86_400).default(30),
+  CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(10),
+  CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: z.coerce.number().int().min(0).max(1_000_000).default(50),
+  CHATBRIDGE_TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
   CHATBRIDGE_CORS_ORIGINS: z
     .string()
     .default('')
@@ -43,6 +49,9 @@ export interface AppConfig {
   messageTtlMs: number;
   /** Browser origins allowed to call the record operations; empty: no CORS. */
   corsOrigins: string[];
+  rateLimits: { authFailuresPerMinute: number; perEndpointPerSecond: number };
+  /** Express `trust proxy` (false, true, a hop count, or addresses). */
+  trustProxy: boolean | number | string;
 }
 
 export type StoreConfig =
@@ -77,5 +86,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     validateResponses: e.CHATBRIDGE_VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
     messageTtlMs: e.CHATBRIDGE_MESSAGE_TTL_SECONDS * 1000,
     corsOrigins: e.CHATBRIDGE_CORS_ORIGINS,
+    rateLimits: { authFailuresPerMinute: e.CHATBRIDGE_AUTH_FAILURES_PER_MINUTE, perEndpointPerSecond: e.CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT },
+    trustProxy: e.CHATBRIDGE_TRUST_PROXY,
   };
 }

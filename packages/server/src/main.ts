@@ -24,6 +24,11 @@ async function main(): Promise<void> {
       validateResponses: config.validateResponses,
       messageTtlMs: config.messageTtlMs,
       corsOrigins: config.corsOrigins,
+      trustProxy: config.trustProxy,
+      rateLimits: {
+        ...config.rateLimits,
+        backend: config.store.kind === 'postgres' ? { kind: 'postgres', databaseUrl: config.store.databaseUrl } : { kind: 'memory' },
+      },
     },
     config.port,
     config.host,

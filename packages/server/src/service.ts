@@ -1,11 +1,13 @@
 // The whole running service: HTTP API, relay (outbox worker and TTL sweeper) and webhook sender over
 // one store. main.ts and the tests build it the same way.
 import { createWebhookSender } from './delivery/send.ts';
+import { type EventStreamSettings, startEvents } from './events/streams.ts';
 import type { AppDeps, Readiness } from './http/deps.ts';
 import type { Logger } from './logger.ts';
 import { instrumentStore } from './observability/instrumentStore.ts';
 import { createMetrics, type DeliveryOutcome } from './observability/metrics.ts';
 import { Relay, type RelayStats } from './relay/relay.ts';
+import { createRateLimits, type RateLimitSettings } from './http/rateLimits.ts';
 import { listen } from './server.ts';
 import type { EndpointStore } from './store/port.ts';
 
@@ -21,6 +23,11 @@ export interface ServiceOptions {
   relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number };
   /** Browser origins allowed to call the record operations (CORS); default none. */
   corsOrigins?: string[];
+  /** Abuse limits; default off (the server's configuration turns them on). */
+  rateLimits?: RateLimitSettings;
+  trustProxy?: boolean | number | string;
+  /** Event streams (streamEndpointEvents): heartbeat interval and the like; defaults in events/streams.ts. */
+  events?: Partial<EventStreamSettings>;
 }
 
 const DELIVERY_OUTCOMES: Partial<Record<keyof RelayStats, DeliveryOutcome>> = {
@@ -63,6 +70,11 @@ export async function startService(options: ServiceOptions, port: number, host: 
     ...(options.relay?.leaseMs !== undefined && { leaseMs: options.relay.leaseMs }),
     ...(options.relay?.pollMs !== undefined && { pollMs: options.relay.pollMs }),
   });
+  const events = await startEvents({ store, logger: logger.child({ component: 'events' }), ...(options.events && { settings: options.events }) });
+  const rateLimits = await createRateLimits(
+    options.rateLimits ?? { authFailuresPerMinute: 0, perEndpointPerSecond: 0, backend: { kind: 'memory' } },
+    logger,
+  );
   const readiness: Readiness = { draining: false };
   const deps: AppDeps = {
     store,
@@ -76,6 +88,9 @@ export async function startService(options: ServiceOptions, port: number, host: 
     onDeliveriesQueued: () => relay.wake(),
     metrics,
     corsOrigins: options.corsOrigins ?? [],
+    rateLimits: rateLimits.middleware,
+    trustProxy: options.trustProxy ?? false,
+    events: events.streams,
   };
   const http = await listen(deps, port, host);
   relay.start();
@@ -86,9 +101,12 @@ export async function startService(options: ServiceOptions, port: number, host: 
     relay,
     async close() {
       readiness.draining = true;
+      events.streams.endAll(); // open event streams would otherwise hold the HTTP server open
       await http.close();
       await relay.stop();
       await sender.close();
+      await rateLimits.close();
+      await events.close();
       await store.close();
     },
   };

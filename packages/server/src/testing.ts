@@ -27,6 +27,8 @@ export interface TestServerOptions {
   messageTtlMs?: number;
   clock?: () => number;
   relay?: ServiceOptions['relay'];
+  events?: ServiceOptions['events'];
+  rateLimits?: ServiceOptions['rateLimits'];
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -43,6 +45,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       messageTtlMs: options.messageTtlMs ?? 30_000,
       ...(options.clock && { clock: options.clock }),
       relay: { pollMs: 50, ...options.relay },
+      ...(options.rateLimits && { rateLimits: options.rateLimits }),
+      ...(options.events && { events: options.events }),
     },
     0,
     '127.0.0.1',

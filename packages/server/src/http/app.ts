@@ -80,6 +80,7 @@ function dispatch(handlers: Handlers): RequestHandler {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.set('trust proxy', deps.trustProxy);
   app.use(requestLogging(deps));
   app.use(requestMetrics(deps));
   // A JSON API: no content may load anything, nobody may frame it.
@@ -94,6 +95,7 @@ export function createApp(deps: AppDeps): Express {
       validateSecurity: true,
     }),
   );
+  app.use(deps.rateLimits);
   app.use(adminGuard(deps.adminTokenHash));
   app.use(dispatch(buildHandlers(deps)));
   app.use(problemErrorHandler(deps.logger));

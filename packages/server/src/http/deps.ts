@@ -1,3 +1,5 @@
+import type { EventStreams } from '../events/streams.ts';
+import type { RequestHandler } from 'express';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EndpointStore } from '../store/port.ts';
@@ -25,4 +27,10 @@ export interface AppDeps {
   metrics: Metrics;
   /** Browser origins allowed to call the record operations; empty: no CORS headers at all. */
   corsOrigins: string[];
+  /** Abuse limits, checked after validation and before the handler. */
+  rateLimits: RequestHandler;
+  /** Express `trust proxy`: how client addresses are read behind load balancers. */
+  trustProxy: boolean | number | string;
+  /** The change feed and open event streams (streamEndpointEvents). */
+  events: EventStreams;
 }

@@ -12,6 +12,7 @@ const KINDS = {
   409: ['conflict', 'Conflict'],
   413: ['payload-too-large', 'Payload too large'],
   415: ['unsupported-media-type', 'Unsupported media type'],
+  429: ['rate-limited', 'Too many requests'],
   500: ['internal', 'Internal server error'],
   503: ['unavailable', 'Service unavailable'],
 } as const;

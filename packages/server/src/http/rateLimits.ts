@@ -1,0 +1,126 @@
+// Abuse limits (rate-limiter-flexible): failed authentications per client address, and requests per
+// endpoint with a burst allowance. On one box the counters live in memory; on PostgreSQL they live in
+// the shared database, so the limits hold across instances. Each limit is off when set to 0.
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import pg from 'pg';
+import {
+  BurstyRateLimiter,
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+  type IRateLimiterOptions,
+} from 'rate-limiter-flexible';
+import type { Logger } from '../logger.ts';
+import { openapiOf } from './operations.ts';
+import { HttpProblem } from './problem.ts';
+
+export interface RateLimitSettings {
+  /** Failed authentications a client address may make per minute before it gets 429; 0: off. */
+  authFailuresPerMinute: number;
+  /** Sustained requests per second per endpoint (and token); 0: off. */
+  perEndpointPerSecond: number;
+  /** Where counters live: this process, or the shared PostgreSQL database. */
+  backend: { kind: 'memory' } | { kind: 'postgres'; databaseUrl: string };
+}
+
+export interface RateLimits {
+  /** Checks the limits before an operation runs; counts failed authentications after it. */
+  middleware: RequestHandler;
+  close(): Promise<void>;
+}
+
+/** Extra requests an endpoint may make over any 10 s on top of its sustained rate. */
+const BURST_WINDOW_SECONDS = 10;
+
+type Factory = (options: IRateLimiterOptions & { keyPrefix: string }) => Promise<RateLimiterAbstract>;
+
+function memoryFactory(): Factory {
+  return async (options) => new RateLimiterMemory(options);
+}
+
+function postgresFactory(pool: pg.Pool): Factory {
+  return async (options) => {
+    // The library creates its table with CREATE TABLE IF NOT EXISTS; instances starting together
+    // can still collide on the catalog, so a failed creation is retried.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await new Promise<RateLimiterAbstract>((resolve, reject) => {
+          const limiter: RateLimiterPostgres = new RateLimiterPostgres(
+            { ...options, storeClient: pool, tableName: 'rate_limits', insuranceLimiter: new RateLimiterMemory(options) },
+            (err?: Error) => (err ? reject(err) : resolve(limiter)),
+          );
+        });
+      } catch (error) {
+        if (attempt >= 3) throw error;
+      }
+    }
+  };
+}
+
+function setRateLimitHeaders(res: Response, limit: number, state: RateLimiterRes): void {
+  res.setHeader('RateLimit-Limit', String(limit));
+  res.setHeader('RateLimit-Remaining', String(Math.max(0, state.remainingPoints)));
+  res.setHeader('RateLimit-Reset', String(Math.ceil(state.msBeforeNext / 1000)));
+}
+
+function tooMany(res: Response, state: RateLimiterRes, detail: string): HttpProblem {
+  res.setHeader('Retry-After', String(Math.max(1, Math.ceil(state.msBeforeNext / 1000))));
+  return new HttpProblem(429, detail);
+}
+
+const usesScheme = (req: Request, scheme: string) => (openapiOf(req).schema?.security ?? []).some((s) => scheme in s);
+
+/** The endpoint's bucket is keyed by its ID and a digest of the token, so wrong tokens cannot drain it. */
+function endpointKey(req: Request): string {
+  const endpoint = openapiOf(req).pathParams?.endpoint ?? '';
+  const token = typeof req.query.token === 'string' ? req.query.token : '';
+  return `${endpoint}:${createHash('sha256').update(token).digest('base64url').slice(0, 16)}`;
+}
+
+export async function createRateLimits(settings: RateLimitSettings, logger: Logger): Promise<RateLimits> {
+  const pool = settings.backend.kind === 'postgres' ? new pg.Pool({ connectionString: settings.backend.databaseUrl, max: 4 }) : undefined;
+  pool?.on('error', (err) => logger.warn({ err: { message: err.message } }, 'rate-limit database connection dropped'));
+  const make = pool ? postgresFactory(pool) : memoryFactory();
+
+  const authFailures =
+    settings.authFailuresPerMinute > 0
+      ? await make({ keyPrefix: 'auth-fail', points: settings.authFailuresPerMinute, duration: 60 })
+      : undefined;
+  const rate = settings.perEndpointPerSecond;
+  const perEndpoint =
+    rate > 0
+      ? new BurstyRateLimiter(
+          await make({ keyPrefix: 'endpoint', points: rate, duration: 1 }),
+          await make({ keyPrefix: 'endpoint-burst', points: rate, duration: BURST_WINDOW_SECONDS }),
+        )
+      : undefined;
+
+  const middleware: RequestHandler = async (req, res, next) => {
+    const tokenAuth = usesScheme(req, 'endpointToken');
+    if (!tokenAuth && !usesScheme(req, 'adminBearer')) return next();
+    const client = req.ip ?? 'unknown';
+    if (authFailures) {
+      const state = await authFailures.get(client);
+      if (state && state.consumedPoints >= settings.authFailuresPerMinute) {
+        return next(tooMany(res, state, 'Too many failed authentications from this address; retry later.'));
+      }
+      res.on('finish', () => {
+        if (res.statusCode === 401) authFailures.consume(client).catch(() => undefined);
+      });
+    }
+    if (perEndpoint && tokenAuth) {
+      try {
+        setRateLimitHeaders(res, rate, await perEndpoint.consume(endpointKey(req)));
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        setRateLimitHeaders(res, rate, rejection);
+        return next(tooMany(res, rejection, `More than ${rate} requests per second for this endpoint; retry later.`));
+      }
+    }
+    next();
+  };
+
+  return { middleware, close: async () => void (await pool?.end()) };
+}

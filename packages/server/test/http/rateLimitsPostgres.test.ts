@@ -1,0 +1,42 @@
+// On PostgreSQL the rate-limit counters are shared, so a limit holds across instances.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open.ts';
+import { startTestServer, type TestServer } from '../../src/testing.ts';
+import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
+
+const DATABASE_URL = process.env.DATABASE_URL;
+const WRONG = `cbt_${'w'.repeat(72)}`;
+
+describe.runIf(!!DATABASE_URL)('rate limits across instances (PostgreSQL)', () => {
+  let db: ScratchDatabase;
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    db = await createScratchDatabase(DATABASE_URL!);
+    const settings = { authFailuresPerMinute: 4, perEndpointPerSecond: 3, backend: { kind: 'postgres' as const, databaseUrl: db.url } };
+    const open = () => openStore({ kind: 'postgres', databaseUrl: db.url, poolSize: 4 });
+    a = await startTestServer({ store: await open(), rateLimits: settings });
+    b = await startTestServer({ store: await open(), rateLimits: settings });
+  });
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await db?.drop();
+  });
+
+  // The budget test runs first: the failed-authentication test blocks this address afterwards.
+  it('when one endpoint is called through both instances, then they share its budget', async () => {
+    const token = await a.provision('shared-2');
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await fetch(`${(i % 2 ? a : b).url}/shared-2?token=${token}`)).status);
+    // 3 per second plus a burst of 3: requests 7 and 8 of the same second are refused, whichever instance.
+    expect(statuses.filter((s) => s === 200)).toHaveLength(6);
+    expect(statuses.slice(6)).toEqual([429, 429]);
+  });
+
+  it('when failed authentications are spread over two instances, then the address is blocked on both', async () => {
+    await a.provision('shared-1');
+    for (const server of [a, b, a, b]) expect((await fetch(`${server.url}/shared-1?token=${WRONG}`)).status).toBe(401);
+    expect((await fetch(`${a.url}/shared-1?token=${WRONG}`)).status).toBe(429);
+    expect((await fetch(`${b.url}/shared-1?token=${WRONG}`)).status).toBe(429);
+  });
+});
