@@ -4,6 +4,7 @@
 import type { ErrorRequestHandler, Request } from 'express';
 import type { Issue } from '../domain/issues.ts';
 import type { Logger } from '../logger.ts';
+import { StoreUnavailableError } from '../store/unavailable.ts';
 import {
   ADMIN_UNAUTHORIZED_DETAIL,
   HttpProblem,
@@ -38,12 +39,14 @@ interface Answer {
   detail: string;
   errors?: Issue[];
   unexpected?: boolean;
+  retryAfterSeconds?: number;
 }
 
 const fromHttpProblem = (p: HttpProblem): Answer => ({ status: p.status, detail: p.message, ...(p.errors && { errors: p.errors }) });
 
 function toProblem(err: unknown, req: Request): Answer {
   if (err instanceof HttpProblem) return fromHttpProblem(err);
+  if (err instanceof StoreUnavailableError) return { status: 503, detail: 'The store is unavailable; retry shortly.', retryAfterSeconds: 1 };
   const e = err as { status?: number; statusCode?: number; type?: string; errors?: ValidatorErrorItem[]; message?: string };
   const status = e.status ?? e.statusCode ?? 500;
   if (e.type === 'entity.parse.failed') return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'is not valid JSON' }]));
@@ -64,7 +67,9 @@ export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const p = toProblem(err, req);
     if (p.unexpected) (req.log ?? logger).error({ err }, 'unexpected error');
+    else if (p.status === 503) (req.log ?? logger).warn({ err: { message: (err as Error).message, cause: String((err as Error).cause) } }, 'store unavailable');
     if (res.headersSent) return;
+    if (p.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(p.retryAfterSeconds));
     res.status(p.status).type('application/problem+json').json(problemFor(p.status, p.detail, req.path, p.errors));
   };
 }

@@ -1,0 +1,39 @@
+// Marks store failures that mean "the database cannot be reached right now", so the HTTP layer can
+// answer 503 (retry later) instead of 500 (a bug). A decorator of the port: adapters stay unaware.
+import type { EndpointStore } from './port.ts';
+
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the store is unavailable', { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+// PostgreSQL: connection exceptions (08xxx), admin shutdown / crash (57P0x), cannot connect now,
+// statement or lock timeout (57014, 55P03), too many connections (53300); node-postgres and
+// socket-level failures; SQLite: the file is locked past busy_timeout.
+const UNAVAILABLE_CODES = /^(08...|57P0\d|57014|55P03|53300|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE|SQLITE_BUSY)$/;
+const UNAVAILABLE_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|Query read timeout|connect ECONNREFUSED|Client has encountered a connection error|database is locked/i;
+
+export function isUnavailable(error: unknown): boolean {
+  const e = error as { code?: unknown; errcode?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : typeof e.errcode === 'string' ? e.errcode : '';
+  return UNAVAILABLE_CODES.test(code) || (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message));
+}
+
+export function markUnavailability(store: EndpointStore): EndpointStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || property === 'close') return value;
+      return async (...args: unknown[]) => {
+        try {
+          return await value.apply(target, args);
+        } catch (error) {
+          throw isUnavailable(error) ? new StoreUnavailableError(error) : error;
+        }
+      };
+    },
+  });
+}
