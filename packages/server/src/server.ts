@@ -1,11 +1,33 @@
 // Listening and closing the HTTP side of the service.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.ts';
 import type { AppDeps } from './http/deps.ts';
+import { invalid, problemFor } from './http/problem.ts';
 
 /** Request line plus headers; room for every update parameter at its maximum, fully encoded. */
 export const MAX_REQUEST_HEAD_BYTES = 128 * 1024;
+
+/**
+ * The request target as Express expects it: an absolute-form target (`GET http://host/path`, which
+ * HTTP/1.1 servers must accept) becomes its path and query; undefined when it cannot be parsed.
+ */
+export function originForm(target: string): string | undefined {
+  if (target.startsWith('/')) return target;
+  if (!/^https?:\/\//i.test(target)) return target === '*' ? target : undefined;
+  try {
+    const url = new URL(target);
+    return url.pathname + url.search;
+  } catch {
+    return undefined;
+  }
+}
+
+function rejectTarget(res: ServerResponse): void {
+  const p = invalid([{ parameter: 'endpoint', in: 'path', message: 'the request target is not a valid URL' }]);
+  res.writeHead(400, { 'content-type': 'application/problem+json; charset=utf-8' });
+  res.end(JSON.stringify(problemFor(400, p.message, undefined, p.errors)));
+}
 
 export interface HttpListener {
   url: string;
@@ -17,7 +39,13 @@ export interface HttpListener {
 export async function listen(deps: AppDeps, port: number, host: string): Promise<HttpListener> {
   // Every update parameter travels in the query string: 1500 code points percent-encoded can take
   // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
-  const server: Server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, createApp(deps));
+  const app = createApp(deps);
+  const server: Server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, (req: IncomingMessage, res: ServerResponse) => {
+    const target = originForm(req.url ?? '');
+    if (target === undefined) return rejectTarget(res);
+    req.url = target;
+    app(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -2,6 +2,7 @@
 // request logging, body parser, the validator (security presence, then parameters, then responses),
 // the admin guard, dispatch by operationId, and one error handler that answers problem+json.
 import { randomUUID } from 'node:crypto';
+import { parse as parseQuery } from 'node:querystring';
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
@@ -13,6 +14,7 @@ import { redactUrl } from '../logger.ts';
 import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
+import { integerQueryParameters, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
 
@@ -81,12 +83,16 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', deps.trustProxy);
+  // No cap on keys: the default (1000) silently drops the rest, hiding invalid or unknown parameters.
+  // The 128 KiB request-head limit bounds the work.
+  app.set('query parser', (query: string) => parseQuery(query, '&', '=', { maxKeys: 0 }));
   app.use(requestLogging(deps));
   app.use(requestMetrics(deps));
   // A JSON API: no content may load anything, nobody may frame it.
   app.use(helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
   app.use(corsPolicy(deps));
   app.use(express.json({ limit: '16kb' }));
+  app.use(requestHygiene(integerQueryParameters(bundledSpecPath)));
   app.use(
     OpenApiValidator.middleware({
       apiSpec: bundledSpecPath,
@@ -98,6 +104,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(deps.rateLimits);
   app.use(adminGuard(deps.adminTokenHash));
   app.use(dispatch(buildHandlers(deps)));
+  // Whatever reached here matched no operation (e.g. an asterisk-form request target).
+  app.use((_req, _res, next) => next(new HttpProblem(404, 'No operation is defined at this path.')));
   app.use(problemErrorHandler(deps.logger));
   return app;
 }

@@ -22,16 +22,20 @@ interface ValidatorErrorItem {
 
 const LOCATIONS: Record<string, Issue['in']> = { query: 'query', params: 'path', path: 'path', body: 'body', headers: 'header' };
 
-/** express-openapi-validator reports `/query/token` or `.query.token`; we name the parameter. */
+/**
+ * express-openapi-validator reports `/query/<name>` (or `.query.<name>`, `/body/<member>/...`). The
+ * name is everything after the location, so names holding `.` or `/` survive; an unknown parameter is
+ * named from the message, which quotes it exactly.
+ */
 function issueFromValidator(item: ValidatorErrorItem, req: Request): Issue {
-  const [location = '', name, ...rest] = (item.path ?? '').split(/[./]/).filter(Boolean);
-  const place = LOCATIONS[location] ?? 'query';
-  const parameter = name ?? (place === 'body' ? 'body' : location || 'request');
-  const repeated = place === 'query' && name !== undefined && Array.isArray((req.query as Record<string, unknown>)[name]);
-  const message = repeated
-    ? 'was given more than once'
-    : (item.message ?? 'is invalid').replace(/^Unknown query parameter '.*'$/, 'unknown parameter');
-  return { parameter: rest.length ? `${parameter}.${rest.join('.')}` : parameter, in: place, message };
+  const unknown = /^Unknown query parameter '(.*)'$/s.exec(item.message ?? '');
+  if (unknown) return { parameter: unknown[1]!, in: 'query', message: 'unknown parameter' };
+  const m = /^[./]?(query|params|path|body|headers)(?:[./](.*))?$/s.exec(item.path ?? '');
+  const place = LOCATIONS[m?.[1] ?? ''] ?? 'query';
+  const name = m?.[2] ?? '';
+  const parameter = place === 'body' ? (name ? name.replaceAll('/', '.') : 'body') : name || (place === 'path' ? 'endpoint' : 'request');
+  const repeated = place === 'query' && Array.isArray((req.query as Record<string, unknown>)[parameter]);
+  return { parameter, in: place, message: repeated ? 'was given more than once' : (item.message ?? 'is invalid') };
 }
 
 interface Answer {
@@ -52,6 +56,9 @@ function toProblem(err: unknown, req: Request): Answer {
   if (e.type === 'entity.parse.failed') return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'is not valid JSON' }]));
   if (e.type === 'entity.too.large') return { status: 413, detail: 'The request body is too large.' };
   if (status === 400 && Array.isArray(e.errors)) return fromHttpProblem(invalid(e.errors.map((item) => issueFromValidator(item, req))));
+  // body-parser: a body that cannot be decoded (bad compression, charset) or read.
+  if (status === 400) return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'could not be decoded' }]));
+  if (status === 415 && e.type === 'encoding.unsupported') return { status: 415, detail: 'Unsupported Content-Encoding.' };
   if (status === 401 || status === 403) {
     return { status: 401, detail: req.path.startsWith('/admin/') ? ADMIN_UNAUTHORIZED_DETAIL : UNAUTHORIZED_DETAIL };
   }

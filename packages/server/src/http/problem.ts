@@ -44,9 +44,14 @@ export const UNAUTHORIZED_DETAIL = 'The token is missing or not valid for this e
 export const unauthorized = () => new HttpProblem(401, UNAUTHORIZED_DETAIL);
 export const ADMIN_UNAUTHORIZED_DETAIL = 'The admin token is missing or wrong.';
 
+/** At most this many issues are listed, so a flood of bad parameters cannot inflate the answer. */
+const MAX_ISSUES = 25;
+
 export function invalid(issues: Issue[]): HttpProblem {
-  const detail = issues.map((i) => `${i.parameter}: ${i.message}`).join('; ');
-  return new HttpProblem(400, detail, issues);
+  const listed = issues.slice(0, MAX_ISSUES);
+  const more = issues.length - listed.length;
+  const detail = listed.map((i) => `${i.parameter}: ${i.message}`).join('; ') + (more > 0 ? `; and ${more} more` : '');
+  return new HttpProblem(400, detail, listed);
 }
 
 export function problemFor(status: ProblemStatus, detail: string, instance?: string, errors?: Issue[]): Problem {

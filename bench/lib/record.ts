@@ -1,0 +1,67 @@
+// What the benchmark stores and sends: a record shaped like a real bridged community (built with the
+// server's own update rules, so it is exactly what the server would store), and the query of an
+// update that always commits a change.
+import { type EndpointRecord, initialRecord } from '../../packages/server/src/domain/record.ts';
+import { applyUpdate, type UpdateParams } from '../../packages/server/src/domain/update.ts';
+
+const BLACKLIST = [
+  'spam', 'scam', 'phishing', 'free-nitro', 'giveaway', 'crypto-airdrop', 'click-here', 'porn', 'casino',
+  'betting', 'loan', 'viagra', 'xxx', 'hack', 'cheat', 'aimbot', 'followers', 'likes4likes', 'dm-me', 'onlyfans',
+];
+
+/** Three updates a community goes through: bridge channels, configure, record a message from chat_c. */
+const SETUP: UpdateParams[] = [
+  {
+    channel_chat_a: '912345678901234500',
+    channel_chat_b: 'channel-b-1',
+    channel_chat_c: 'channel-c-1234',
+    channel_chat_d: 'channel-d-0042',
+    // .invalid never resolves: nothing the bench does can send a delivery anywhere.
+    webhook_chat_a: 'https://hooks.chat-a.invalid/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz012345',
+    webhook_chat_b: 'https://hooks.chat-b.invalid/hooks/channel-b-1/0123456789abcdef0123456789abcdef',
+    blacklist: BLACKLIST.join(','),
+    allowed_ids: '912345678901234567,912345678901234568',
+    log_chat_a: '912345678901234599',
+    selfuse: true,
+  },
+  { channel_chat_a: '912345678901234501', channel_chat_c: 'channel-c-5678' },
+  {
+    sender: 'chat_c',
+    sender_channel: 'channel-c-1234',
+    message_author_name: 'Ada',
+    message_author_avatar: 'https://cdn.chat-c.example.com/avatars/123456789/abcdef0123456789.png',
+    message_author_id: 'user-123456',
+    message_content: 'Hello from chat_c & friends? The release notes are pinned in #announcements; ask here if anything breaks.',
+    message_attachments: 'https://cdn.chat-c.example.com/files/release-notes.png',
+    message_embed: JSON.stringify({ title: 'Release', fields: [{ name: 'Version', value: '1.0', inline: false }] }),
+    // No trigger: the message counts as relayed, so no delivery is queued and no message is pending.
+  },
+];
+
+/** The record every benchmark endpoint starts with. */
+export function benchRecord(): EndpointRecord {
+  let record = initialRecord();
+  for (const params of SETUP) {
+    const outcome = applyUpdate(record, params, { allowHttpWebhooks: false });
+    if (!outcome.ok) throw new Error(`bench record setup rejected: ${JSON.stringify(outcome.issues)}`);
+    record = outcome.record;
+  }
+  return record;
+}
+
+/**
+ * The query string (after the token) of the n-th update request. Three scalar overwrites whose values
+ * contain n, so every request changes the stored record and commits a write (list appends would become
+ * no-ops once a value is present, and lists are capped). No trigger: no webhook delivery is queued.
+ */
+export function updateQuery(n: number): string {
+  const content = `bench update ${n}: relay this message to every bridged channel`;
+  return (
+    `message_content=${encodeURIComponent(content)}` +
+    `&message_author_name=${encodeURIComponent(`Bench author ${n}`)}` +
+    `&log_chat_b=log-b-${n}`
+  );
+}
+
+/** Matches a record written by updateQuery, for the after-run check. */
+export const UPDATED_CONTENT = /^bench update \d+: /;

@@ -1,0 +1,652 @@
+// `pnpm bench`: chatbridge's HTTP benchmark. The server runs as its own process, started exactly as
+// `pnpm start` starts it (production settings); autocannon generates load from this process.
+//
+//   pnpm bench                      full run (~2-4 min): 10 s per scenario after a 3 s warm-up
+//   pnpm bench --quick              under a minute: 3 s after 1 s, 10,000 endpoints in scenario 6;
+//                                   figures are printed, targets are indicative only
+//   pnpm bench --cpu-prof=get-sqlite,update-sqlite
+//                                   runs those scenarios with the server under --cpu-prof; profiles go
+//                                   to bench/results/profiles, and their top functions are printed
+//   pnpm bench --only=1,2           a subset (keys or numbers)
+//   options: --duration S --warmup S --connections N --large N
+//
+// Scenarios (50 connections each):
+//   1 baseline          bare node:http (bench/baseline-server.ts) answering with a real record's bytes
+//   2 get-sqlite        GET /{id}?token=..., 1,000 endpoints on SQLite, requests rotate over all of them
+//   3 update-sqlite     POST /update/{id}, three scalar overwrites that always change the record
+//   4 get-postgres      as 2 and 3 with CHATBRIDGE_STORE=postgres and DATABASE_URL; run only when
+//   5 update-postgres   DATABASE_URL is set and the server starts with that store, else "skipped"
+//   6 get-sqlite-large  as 2 with 100,000 endpoints stored; requests rotate over 5,000 of them
+//   1b                  the baseline again at the end: ratios use the mean of 1 and 1b, and the
+//                       drift between them tells how much the machine's speed moved meanwhile
+//
+// Output: a table, PASS/FAIL per target (informational), bench/results/<timestamp>.json, and for a
+// full run of every scenario bench/results/latest.json and latest.svg. The exit code is 1 only when a
+// scenario failed or any request errored or was answered non-2xx.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { checkTargets, type TargetCheck } from './lib/targets.ts';
+import type { ScenarioResult } from './lib/types.ts';
+import { runLoad } from './lib/load.ts';
+import {
+  cpuSecondsOf,
+  freePort,
+  installCleanup,
+  isInterrupted,
+  machineBusySeconds,
+  makeTempDir,
+  memoryOf,
+  onInterrupt,
+  removeTempDir,
+  runNode,
+  spawnTracked,
+  stopChild,
+  type Spawned,
+  waitUntilServing,
+} from './lib/procs.ts';
+import { UPDATED_CONTENT, updateQuery } from './lib/record.ts';
+import { barChart } from './lib/svg.ts';
+import { formatSummary, summarizeProfile } from './profile-summary.ts';
+import type { SeedOutput } from './seed.ts';
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const RESULTS = join(ROOT, 'bench/results');
+const PROFILES = join(RESULTS, 'profiles');
+const SERVER_MAIN = 'packages/server/src/main.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+function usage(message: string): never {
+  console.error(`pnpm bench: ${message} (see pnpm bench --help)`);
+  process.exit(2);
+}
+
+let parsed: ReturnType<typeof parseOptions>;
+const parseOptions = () => parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
+    only: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    large: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+try {
+  parsed = parseOptions();
+} catch (err) {
+  usage(err instanceof Error ? err.message : String(err));
+}
+const argv = parsed.values;
+if (argv.help) {
+  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0]!.replace(/^\/\/ ?/gm, ''));
+  process.exit(0);
+}
+
+const mode: 'full' | 'quick' = argv.quick ? 'quick' : 'full';
+const num = (v: string | undefined, fallback: number, what: string) => {
+  const n = v === undefined ? fallback : Number(v);
+  if (!Number.isFinite(n) || n <= 0) usage(`--${what} must be a positive number`);
+  return n;
+};
+const settings = {
+  mode,
+  connections: num(argv.connections, 50, 'connections'),
+  durationS: num(argv.duration, mode === 'quick' ? 3 : 10, 'duration'),
+  warmupS: num(argv.warmup, mode === 'quick' ? 1 : 3, 'warmup'),
+  smallEndpoints: 1_000,
+  largeEndpoints: num(argv.large, mode === 'quick' ? 10_000 : 100_000, 'large'),
+  largeSampled: mode === 'quick' ? 2_000 : 5_000,
+  /** Seeding SQLite goes through the store API unless that is projected to take longer than this. */
+  seedStoreBudgetS: mode === 'quick' ? 5 : 45,
+  serverEnv: { NODE_ENV: 'production', CHATBRIDGE_VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'warn', HOST: '127.0.0.1' },
+};
+
+interface ScenarioDef {
+  n: number;
+  key: string;
+  title: string;
+  target: 'baseline' | 'sqlite-small' | 'sqlite-large' | 'postgres';
+  op: 'get' | 'update';
+}
+
+const SCENARIOS: ScenarioDef[] = [
+  { n: 1, key: 'baseline', title: 'baseline: bare node:http', target: 'baseline', op: 'get' },
+  { n: 2, key: 'get-sqlite', title: 'getEndpoint, SQLite', target: 'sqlite-small', op: 'get' },
+  { n: 3, key: 'update-sqlite', title: 'updateEndpoint, SQLite', target: 'sqlite-small', op: 'update' },
+  { n: 4, key: 'get-postgres', title: 'getEndpoint, PostgreSQL', target: 'postgres', op: 'get' },
+  { n: 5, key: 'update-postgres', title: 'updateEndpoint, PostgreSQL', target: 'postgres', op: 'update' },
+  {
+    n: 6,
+    key: 'get-sqlite-large',
+    title: `getEndpoint, SQLite, ${settings.largeEndpoints.toLocaleString('en-US')} endpoints`,
+    target: 'sqlite-large',
+    op: 'get',
+  },
+];
+/** Run order: the three GET-on-SQLite figures back to back (their ratios matter most), writes after. */
+const ORDER = [1, 2, 6, 3, 4, 5];
+/** The baseline again after the others: its drift tells how much the machine's speed moved during the run. */
+const BASELINE_END: ScenarioDef = { n: 1, key: 'baseline-end', title: 'baseline again, end of run', target: 'baseline', op: 'get' };
+const tagOf = (r: { n: number; key: string }) => (r.key === BASELINE_END.key ? '1b' : String(r.n));
+
+function pick(list: string | undefined): Set<number> | undefined {
+  if (list === undefined) return undefined;
+  const picked = new Set<number>();
+  for (const item of list.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const def = SCENARIOS.find((s) => String(s.n) === item || s.key === item || (item === 'get-sqlite-100k' && s.n === 6));
+    if (!def) usage(`unknown scenario "${item}"; use 1-6 or ${SCENARIOS.map((s) => s.key).join(', ')}`);
+    picked.add(def.n);
+  }
+  return picked;
+}
+const profiled = pick(argv['cpu-prof']) ?? new Set<number>();
+const selected = pick(argv.only) ?? (profiled.size > 0 ? new Set(profiled) : new Set(SCENARIOS.map((s) => s.n)));
+for (const n of profiled) selected.add(n);
+const complete = selected.size === SCENARIOS.length && profiled.size === 0;
+const baselineTwice = selected.has(1) && selected.size > 1 && profiled.size === 0;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+const runId = `${Date.now().toString(36)}${process.pid.toString(36)}`;
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
+const log = (line: string) => console.log(line);
+
+/** The environment a child gets: ours without any CHATBRIDGE_* setting, plus `extra`. */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('CHATBRIDGE_') && k !== 'DATABASE_URL') env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** The PostgreSQL store's settings: DATABASE_URL and any CHATBRIDGE_POSTGRES_* / CHATBRIDGE_PG_* we were given (PG* pass through anyway). */
+function postgresEnv(): Record<string, string> {
+  const env: Record<string, string> = { CHATBRIDGE_STORE: 'postgres' };
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && (k === 'DATABASE_URL' || k.startsWith('CHATBRIDGE_POSTGRES_') || k.startsWith('CHATBRIDGE_PG_'))) env[k] = v;
+  }
+  return env;
+}
+
+interface Dataset {
+  /** The store settings for the server and the seeder. */
+  storeEnv: Record<string, string>;
+  seed: SeedOutput;
+}
+
+async function seed(name: string, storeEnv: Record<string, string>, count: number, sample: number, prefix: string, dir: string): Promise<Dataset> {
+  const out = join(dir, `${name}.seed.json`);
+  const started = Date.now();
+  const r = await runNode(
+    `seeder (${name})`,
+    ['bench/seed.ts', '--count', String(count), '--sample', String(sample), '--prefix', prefix, '--out', out, '--store-budget', String(settings.seedStoreBudgetS)],
+    childEnv({ ...storeEnv, LOG_LEVEL: 'warn' }),
+    ROOT,
+    10 * 60_000,
+  );
+  if (r.code !== 0) throw new Error(`seeding ${name} failed:\n${r.output.trim()}`);
+  log(`  ${r.output.trim()} [${((Date.now() - started) / 1000).toFixed(1)} s with start-up]`);
+  return { storeEnv, seed: JSON.parse(readFileSync(out, 'utf8')) as SeedOutput };
+}
+
+interface Target {
+  proc: Spawned;
+  origin: string;
+  profileFile?: string;
+  /** performance.now() when the process was spawned (about when its profile starts). */
+  spawnedAt: number;
+}
+
+async function startTarget(def: ScenarioDef, data: Dataset, recordFile: string, timeoutMs = 30_000): Promise<Target> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  let profileFile: string | undefined;
+  const nodeFlags: string[] = [];
+  const spawnedAt = performance.now();
+  if (profiled.has(def.n)) {
+    mkdirSync(PROFILES, { recursive: true });
+    const name = `${def.key}-${stamp}.cpuprofile`;
+    nodeFlags.push('--cpu-prof', '--cpu-prof-dir', PROFILES, '--cpu-prof-name', name);
+    profileFile = join(PROFILES, name);
+  }
+  const proc =
+    def.target === 'baseline'
+      ? spawnTracked('baseline server', [...nodeFlags, 'bench/baseline-server.ts', recordFile], childEnv({ PORT: String(port), HOST: '127.0.0.1' }), ROOT)
+      : spawnTracked(
+          'chatbridge server',
+          [...nodeFlags, SERVER_MAIN],
+          childEnv({ ...settings.serverEnv, PORT: String(port), ...data.storeEnv }),
+          ROOT,
+        );
+  try {
+    await waitUntilServing(`${origin}${def.target === 'baseline' ? '/' : '/-/ready'}`, proc, timeoutMs);
+  } catch (err) {
+    await stopChild(proc, 2_000);
+    throw err;
+  }
+  return { proc, origin, spawnedAt, ...(profileFile && { profileFile }) };
+}
+
+let updateSeq = 0;
+
+function pathMaker(def: ScenarioDef, endpoints: SeedOutput['endpoints']): (n: number) => string {
+  if (def.op === 'get') {
+    return (n) => {
+      const e = endpoints[n % endpoints.length]!;
+      return `/${e.id}?token=${e.token}`;
+    };
+  }
+  // Values never repeat, across warm-up and measured runs alike: every update commits a change.
+  return (n) => {
+    const e = endpoints[n % endpoints.length]!;
+    return `/update/${e.id}?token=${e.token}&${updateQuery(++updateSeq)}`;
+  };
+}
+
+/** One request before the load: the right status and body, so a misconfiguration fails fast and clearly. */
+async function precheck(def: ScenarioDef, origin: string, path: string, recordJson: string, notes: string[]): Promise<void> {
+  const res = await fetch(origin + path, { method: def.op === 'get' ? 'GET' : 'POST', signal: AbortSignal.timeout(10_000) });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`pre-check ${def.op === 'get' ? 'GET' : 'POST'} answered ${res.status}: ${body.slice(0, 500)}`);
+  if (def.op === 'get' && body !== recordJson) notes.push(`response body (${body.length} B) differs from the baseline's (${recordJson.length} B)`);
+  if (def.op === 'update') {
+    const rec = JSON.parse(body) as { meta: { message: { content: string } } };
+    if (!UPDATED_CONTENT.test(rec.meta.message.content)) throw new Error('pre-check update did not change meta.message.content');
+  }
+}
+
+/** After the update load: the writes are visible on a fresh read. */
+async function verifyWrites(origin: string, endpoints: SeedOutput['endpoints']): Promise<string | undefined> {
+  for (const e of endpoints.slice(0, 20)) {
+    const res = await fetch(`${origin}/${e.id}?token=${e.token}`, { signal: AbortSignal.timeout(10_000) });
+    const rec = (await res.json()) as { config: { logs: { chat_b: string | null } }; meta: { message: { content: string; author: { name: string } } } };
+    const m = UPDATED_CONTENT.exec(rec.meta.message.content);
+    const seq = m ? /^bench update (\d+)/.exec(rec.meta.message.content)![1] : undefined;
+    if (!seq || rec.config.logs.chat_b !== `log-b-${seq}` || rec.meta.message.author.name !== `Bench author ${seq}`) {
+      return `endpoint ${e.id} does not show a complete committed update: ${JSON.stringify(rec.meta.message).slice(0, 200)}`;
+    }
+  }
+  return undefined;
+}
+
+const startFingerprint = codeFingerprint();
+
+async function runScenario(def: ScenarioDef, data: Dataset, recordFile: string): Promise<ScenarioResult> {
+  const result: ScenarioResult = { n: def.n, key: def.key, title: def.title, status: 'ok', notes: [] };
+  const fingerprint = codeFingerprint();
+  if (def.target !== 'baseline') result.code = fingerprint;
+  if (def.target !== 'baseline' && fingerprint !== startFingerprint) {
+    result.notes.push(`THE SERVER CODE CHANGED since the run started (${startFingerprint} -> ${fingerprint}): not comparable with the others`);
+  }
+  const endpoints = data.seed.endpoints;
+  const t = await startTarget(def, data, recordFile);
+  try {
+    const path = pathMaker(def, endpoints);
+    if (def.target !== 'baseline') await precheck(def, t.origin, path(endpoints.length - 1), data.seed.recordJson, result.notes);
+    const load = { origin: t.origin, method: def.op === 'get' ? ('GET' as const) : ('POST' as const), path, connections: settings.connections };
+    const warm = await runLoad({ ...load, durationS: settings.warmupS });
+    result.warmup = { requests: warm.requests, errors: warm.errors, non2xx: warm.non2xx };
+    const windowFrom = (performance.now() - t.spawnedAt) / 1000;
+    const cpu0 = cpuSecondsOf(t.proc.pid);
+    const busy0 = machineBusySeconds();
+    const self0 = process.cpuUsage();
+    const wall0 = performance.now();
+    const figures = await runLoad({ ...load, durationS: settings.durationS });
+    const wallS = (performance.now() - wall0) / 1000;
+    if (t.profileFile) result.profileWindow = { from: windowFrom, to: windowFrom + wallS };
+    const cpu1 = cpuSecondsOf(t.proc.pid);
+    const busy1 = machineBusySeconds();
+    const self = process.cpuUsage(self0);
+    const mem = memoryOf(t.proc.pid);
+    result.figures = figures;
+    result.loadGenCpuPct = ((self.user + self.system) / 1e6 / wallS) * 100;
+    result.server = {
+      ...(mem && { peakRssMB: mem.peakRssMB, rssMB: mem.rssMB }),
+      ...(cpu0 !== undefined && cpu1 !== undefined && { cpuPct: ((cpu1 - cpu0) / wallS) * 100 }),
+    };
+    if (result.server.cpuPct !== undefined && figures.requests > 0) {
+      result.server.cpuUsPerRequest = ((result.server.cpuPct / 100) * wallS * 1e6) / figures.requests;
+    }
+    if (busy0 !== undefined && busy1 !== undefined && result.server.cpuPct !== undefined) {
+      result.otherCpuPct = Math.max(0, ((busy1 - busy0) / wallS) * 100 - result.server.cpuPct - result.loadGenCpuPct);
+    }
+    if (def.op === 'update') {
+      const problem = await verifyWrites(t.origin, endpoints);
+      if (problem) {
+        result.status = 'failed';
+        result.reason = `writes not verified: ${problem}`;
+      } else result.notes.push(`verified: the last updates of ${Math.min(20, endpoints.length)} endpoints read back complete`);
+    }
+  } catch (err) {
+    result.status = 'failed';
+    result.reason = err instanceof Error ? err.message : String(err);
+  } finally {
+    const end = await stopChild(t.proc, 20_000);
+    result.server = { ...result.server, exit: end.killed ? 'killed after 20 s' : end.signal ? `signal ${end.signal}` : `code ${end.code}` };
+    if (end.killed || (end.code !== 0 && end.signal === null)) result.notes.push(`server did not stop cleanly (${result.server.exit})`);
+    if (t.proc.lines() > 0) {
+      const tail = t.proc.output().trim().split('\n').slice(-5).join('\n    ');
+      result.notes.push(`server printed ${t.proc.lines()} line(s) at LOG_LEVEL=warn; last:\n    ${tail}`);
+    }
+    if (t.profileFile) {
+      if (existsSync(t.profileFile)) result.profile = relative(ROOT, t.profileFile);
+      else result.notes.push(`no profile was written at ${relative(ROOT, t.profileFile)}`);
+    }
+  }
+  return result;
+}
+
+const skipped = (def: ScenarioDef, reason: string): ScenarioResult => ({
+  n: def.n,
+  key: def.key,
+  title: def.title,
+  status: 'skipped',
+  reason,
+  notes: [],
+});
+
+const failed = (def: ScenarioDef, reason: string): ScenarioResult => ({ ...skipped(def, reason), status: 'failed' });
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL: only when DATABASE_URL is set and the server itself accepts CHATBRIDGE_STORE=postgres.
+
+const PG_UNAVAILABLE = 'postgres store not available';
+
+async function postgresScenarios(defs: ScenarioDef[], recordFile: string, dir: string): Promise<ScenarioResult[]> {
+  if (!process.env.DATABASE_URL) return defs.map((d) => skipped(d, `${PG_UNAVAILABLE} (DATABASE_URL is not set)`));
+  const storeEnv = postgresEnv();
+  const probeData: Dataset = { storeEnv, seed: { store: 'postgres', count: 0, viaStore: 0, seconds: 0, recordJson: '', endpoints: [] } };
+  log('  probing: does the server start with CHATBRIDGE_STORE=postgres?');
+  try {
+    const probe = await startTarget({ ...defs[0]!, n: 0 }, probeData, recordFile, 20_000);
+    await stopChild(probe.proc, 20_000);
+  } catch (err) {
+    const why = (err instanceof Error ? err.message : String(err)).split('\n').slice(1).join(' ').trim().slice(0, 300);
+    return defs.map((d) => skipped(d, `${PG_UNAVAILABLE} (the server did not start with CHATBRIDGE_STORE=postgres${why ? `: ${why}` : ''})`));
+  }
+  // A shared database: this run's endpoints carry a unique prefix and are deleted afterwards.
+  const prefix = `bench-${runId}-`;
+  const removeRows = async () => {
+    const r = await runNode('seeder (cleanup)', ['bench/seed.ts', '--delete-prefix', prefix], childEnv(storeEnv), ROOT, 5 * 60_000, true);
+    if (r.code !== 0) console.error(`  could not delete the PostgreSQL rows with prefix ${prefix}:\n${r.output}`);
+  };
+  const unregister = onInterrupt(removeRows);
+  try {
+    let data: Dataset;
+    try {
+      data = await seed('postgres', storeEnv, settings.smallEndpoints, settings.smallEndpoints, prefix, dir);
+    } catch (err) {
+      return defs.map((d) => failed(d, err instanceof Error ? err.message : String(err)));
+    }
+    const results: ScenarioResult[] = [];
+    for (const def of defs) {
+      if (isInterrupted()) break;
+      log(`  running ${def.n} ${def.title}...`);
+      results.push(await runScenario(def, data, recordFile));
+    }
+    return results;
+  } finally {
+    unregister();
+    await removeRows();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+function printTable(results: ScenarioResult[]): void {
+  const head =
+    ` #  ${'scenario'.padEnd(40)} ${'req/s'.padStart(8)} ${'x base'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
+    `${'errors'.padStart(6)} ${'non-2xx'.padStart(7)} ${'peak RSS'.padStart(9)} ${'us/req'.padStart(6)} ${'server'.padStart(7)} ${'autocan'.padStart(7)} ${'other'.padStart(6)}`;
+  log(head);
+  log('-'.repeat(head.length));
+  for (const r of results) {
+    const label = `${r.title}${r.profile ? ' (profiled)' : ''}`.padEnd(40);
+    if (!r.figures) {
+      log(`${tagOf(r).padStart(2)}  ${label} ${r.status}: ${r.reason ?? ''}`);
+      continue;
+    }
+    const f = r.figures;
+    const bad = f.errors + f.non2xx + (r.warmup?.errors ?? 0) + (r.warmup?.non2xx ?? 0) > 0;
+    log(
+      `${tagOf(r).padStart(2)}  ${label} ${fmtInt(f.requestsPerSec).padStart(8)} ${(r.ratioToBaseline === undefined ? '-' : r.ratioToBaseline.toFixed(2)).padStart(6)} ` +
+        `${f.p50Ms.toFixed(2).padStart(7)} ${f.p99Ms.toFixed(2).padStart(7)} ${String(f.errors).padStart(6)} ${String(f.non2xx).padStart(7)} ` +
+        `${(r.server?.peakRssMB === undefined ? '-' : `${r.server.peakRssMB.toFixed(0)} MB`).padStart(9)} ` +
+        `${(r.server?.cpuUsPerRequest === undefined ? '-' : r.server.cpuUsPerRequest.toFixed(0)).padStart(6)} ` +
+        `${(r.server?.cpuPct === undefined ? '-' : `${r.server.cpuPct.toFixed(0)}%`).padStart(7)} ${`${(r.loadGenCpuPct ?? 0).toFixed(0)}%`.padStart(7)} ` +
+        `${(r.otherCpuPct === undefined ? '-' : `${r.otherCpuPct.toFixed(0)}%`).padStart(6)}` +
+        (bad ? '   <<< ERRORS / NON-2XX' : '') +
+        (r.status === 'failed' ? `   <<< FAILED: ${r.reason}` : ''),
+    );
+  }
+}
+
+function printProblems(results: ScenarioResult[]): boolean {
+  let bad = false;
+  for (const r of results) {
+    if (r.status === 'failed') {
+      bad = true;
+      log(`\n!!! scenario ${tagOf(r)} (${r.key}) FAILED: ${r.reason}`);
+    }
+    const f = r.figures;
+    const w = r.warmup;
+    if (f && f.errors + f.non2xx > 0) {
+      bad = true;
+      log(`\n!!! scenario ${tagOf(r)} (${r.key}): ${f.errors} errors (${f.timeouts} timeouts), ${f.non2xx} non-2xx answers; status codes ${JSON.stringify(f.statusCodes)}`);
+      for (const e of f.errorSamples) log(`      ${e}`);
+    }
+    if (w && w.errors + w.non2xx > 0) {
+      bad = true;
+      log(`\n!!! scenario ${tagOf(r)} (${r.key}) warm-up: ${w.errors} errors, ${w.non2xx} non-2xx answers`);
+    }
+  }
+  return bad;
+}
+
+function printTargets(checks: TargetCheck[]): void {
+  log(`\nTargets (informational${mode === 'quick' ? '; quick run: short durations and a smaller store, indicative only' : ''}):`);
+  for (const c of checks) {
+    log(`  ${c.status.padEnd(4)}  ${c.description.padEnd(62)} ${c.target.padEnd(18)} ${c.status === 'SKIP' ? `(${c.reason})` : c.actual}`);
+  }
+}
+
+function gitInfo(): { commit?: string; dirty?: boolean; source?: string } {
+  const head = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
+  const status = spawnSync('git', ['status', '--porcelain', '--', 'packages', 'openapi'], { cwd: ROOT, encoding: 'utf8' });
+  if (head.status === 0) return { commit: head.stdout.trim(), dirty: status.stdout.trim().length > 0 };
+  // A copy outside a checkout (say, `git archive` of a commit) may say what it is.
+  return process.env.BENCH_SOURCE ? { source: process.env.BENCH_SOURCE } : {};
+}
+
+/**
+ * A digest of the code the server runs (its sources, the bundled spec, package manifests). Every
+ * scenario starts a new server process: if someone edits the tree during a run, scenarios measure
+ * different code, and the report says so.
+ */
+function codeFingerprint(): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      if (name === 'node_modules' || name === 'dist' || name === 'test') continue;
+      const path = join(dir, name);
+      const st = statSync(path);
+      if (st.isDirectory()) walk(path);
+      else if (/\.(ts|js|json|ya?ml|sql)$/.test(name)) hash.update(`${relative(ROOT, path)}\0`).update(readFileSync(path));
+    }
+  };
+  for (const dir of ['packages/server', 'packages/api']) if (existsSync(join(ROOT, dir))) walk(join(ROOT, dir));
+  return hash.digest('hex').slice(0, 16);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function main(): Promise<number> {
+  installCleanup();
+  const startedAt = new Date();
+  const load0 = os.loadavg();
+  const dir = makeTempDir('chatbridge-bench-');
+  const chosen = ORDER.map((n) => SCENARIOS.find((s) => s.n === n)!).filter((d) => selected.has(d.n));
+  log(
+    `chatbridge bench (${mode}${profiled.size ? ', profiling' : ''}): ${settings.connections} connections, ${settings.durationS} s per scenario after ${settings.warmupS} s warm-up; ` +
+      `Node ${process.version}, ${os.cpus().length} CPUs, load average ${load0.map((l) => l.toFixed(2)).join(' ')}`,
+  );
+
+  const results: ScenarioResult[] = [];
+  try {
+    // Stores first, so that the measured scenarios run back to back.
+    log('Seeding...');
+    const smallEnv = { CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: join(dir, 'small.sqlite') };
+    const small = await seed('small', smallEnv, settings.smallEndpoints, settings.smallEndpoints, 'bench-', dir);
+    const recordFile = join(dir, 'record.json');
+    writeFileSync(recordFile, small.seed.recordJson);
+    log(`  one record is ${Buffer.byteLength(small.seed.recordJson)} bytes of JSON (the baseline answers with the same bytes)`);
+    const large = chosen.some((d) => d.target === 'sqlite-large')
+      ? await seed(
+          'large',
+          { CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: join(dir, 'large.sqlite') },
+          settings.largeEndpoints,
+          settings.largeSampled,
+          'bench-',
+          dir,
+        )
+      : undefined;
+
+    for (const def of chosen.filter((d) => d.target !== 'postgres')) {
+      if (isInterrupted()) break;
+      log(`Running ${def.n} ${def.title}...`);
+      results.push(await runScenario(def, def.target === 'sqlite-large' ? large! : small, recordFile));
+    }
+    const pgDefs = chosen.filter((d) => d.target === 'postgres');
+    if (pgDefs.length > 0 && !isInterrupted()) {
+      log(`Running ${pgDefs.map((d) => d.n).join(', ')} (PostgreSQL)...`);
+      results.push(...(await postgresScenarios(pgDefs, recordFile, dir)));
+    }
+    if (baselineTwice && !isInterrupted()) {
+      log(`Running 1b ${BASELINE_END.title}...`);
+      results.push(await runScenario(BASELINE_END, small, recordFile));
+    }
+  } finally {
+    removeTempDir(dir);
+  }
+  if (isInterrupted()) return 130; // no report from a partial run
+
+  results.sort((a, b) => a.n - b.n);
+  // The ratio's denominator: the mean of the baseline's two measurements (start and end of the run).
+  const baselines = results.filter((r) => (r.key === 'baseline' || r.key === BASELINE_END.key) && r.figures).map((r) => r.figures!.requestsPerSec);
+  const baseline = baselines.length ? baselines.reduce((a, b) => a + b, 0) / baselines.length : undefined;
+  const driftPct = baselines.length === 2 ? ((baselines[1]! - baselines[0]!) / baselines[0]!) * 100 : undefined;
+  for (const r of results) {
+    if (r.figures && baseline) r.ratioToBaseline = r.figures.requestsPerSec / baseline;
+  }
+  const checks = checkTargets(results);
+  const finishedAt = new Date();
+
+  log('');
+  printTable(results);
+  log(
+    `    x base: req/s over the mean of the baseline's runs. us/req: server CPU time per request (steadier than req/s on a busy machine).\n` +
+      `    server, autocan, other: CPU during the measured window, % of one core, for the server, autocannon and every other process.`,
+  );
+  if (driftPct !== undefined) {
+    const noisy = Math.abs(driftPct) > 15;
+    log(
+      `  baseline moved ${driftPct >= 0 ? '+' : ''}${driftPct.toFixed(0)}% between the start and the end of the run` +
+        (noisy ? ': THE MACHINE WAS NOISY, ratios are unreliable; run again when it is quieter' : ''),
+    );
+  }
+  for (const r of results) for (const note of r.notes) log(`  note ${tagOf(r)}: ${note}`);
+  const bad = printProblems(results);
+  if (profiled.size === 0) printTargets(checks);
+  else log('\nTargets not checked: the server ran under --cpu-prof.');
+
+  const report = {
+    schema: 1,
+    tool: 'chatbridge bench (autocannon)',
+    mode,
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    git: gitInfo(),
+    code: { atStart: startFingerprint, changedDuringRun: results.some((r) => r.code !== undefined && r.code !== startFingerprint) },
+    machine: {
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? 'unknown',
+      memoryGB: Math.round(os.totalmem() / 1e9),
+      loadAverageBefore: load0,
+      loadAverageAfter: os.loadavg(),
+    },
+    settings: {
+      ...settings,
+      order: [...ORDER.filter((n) => selected.has(n)).map(String), ...(baselineTwice ? ['1b'] : [])],
+      profiled: [...profiled],
+      databaseUrlSet: Boolean(process.env.DATABASE_URL),
+    },
+    ok: !bad,
+    baseline: { requestsPerSec: baseline ?? null, runs: baselines, driftPct: driftPct ?? null },
+    scenarios: results,
+    targets: checks,
+  };
+  mkdirSync(RESULTS, { recursive: true });
+  const suffix = profiled.size ? '-profile' : mode === 'quick' ? '-quick' : complete ? '' : '-partial';
+  const file = join(RESULTS, `${stamp}${suffix}.json`);
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  writeFileSync(file, json);
+  const written = [relative(ROOT, file)];
+  if (profiled.size === 0 && (complete || mode === 'quick')) {
+    const latest = mode === 'quick' ? 'latest-quick' : 'latest';
+    const svg = barChart(
+      `chatbridge: requests/s per scenario (${mode} run)`,
+      `${settings.connections} connections, ${settings.durationS} s after ${settings.warmupS} s warm-up · Node ${process.version} · ${os.cpus().length} CPUs · ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+      'Bars: requests/s, higher is better. ×: ratio to the baseline (mean of 1 and 1b), measured in the same run.',
+      results.map((r) => ({
+        label: `${tagOf(r)} ${r.title}`,
+        ...(r.figures && { value: r.figures.requestsPerSec }),
+        ...(r.ratioToBaseline !== undefined && {
+          note:
+            `${r.ratioToBaseline.toFixed(2)}× · p99 ${r.figures!.p99Ms.toFixed(1)} ms` +
+            (r.server?.cpuUsPerRequest === undefined ? '' : ` · ${r.server.cpuUsPerRequest.toFixed(0)} µs CPU/req`),
+        }),
+        ...(!r.figures && { missing: `${r.status}: ${r.reason ?? ''}`.slice(0, 90) }),
+        warn: r.status === 'failed' || (r.figures !== undefined && r.figures.errors + r.figures.non2xx > 0),
+      })),
+    );
+    writeFileSync(join(RESULTS, `${latest}.json`), json);
+    writeFileSync(join(RESULTS, `${latest}.svg`), svg);
+    written.push(`bench/results/${latest}.json`, `bench/results/${latest}.svg`);
+  }
+  log(`\nWrote ${written.join(', ')}`);
+
+  for (const r of results) {
+    if (!r.profile) continue;
+    const w = r.profileWindow;
+    const summary = formatSummary(summarizeProfile(join(ROOT, r.profile), w ? { fromMs: w.from * 1000, toMs: w.to * 1000 } : {}), 25);
+    writeFileSync(join(ROOT, r.profile.replace(/\.cpuprofile$/, '.txt')), `${summary}\n`);
+    log(`\nProfile of scenario ${r.n} (${r.key}), measured window only:\n${summary}`);
+    if (w) log(`  (the same: pnpm exec node bench/profile-summary.ts ${r.profile} --from ${w.from.toFixed(1)} --to ${w.to.toFixed(1)})`);
+  }
+  log(`\nfinished in ${((finishedAt.getTime() - startedAt.getTime()) / 1000).toFixed(0)} s${bad ? ': ERRORS OR NON-2XX ANSWERS, see above' : ''}`);
+  return bad ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    if (!isInterrupted()) process.exit(code);
+  },
+  (err: unknown) => {
+    if (isInterrupted()) return; // the signal handler is cleaning up and exits
+    console.error('\nbench failed:', err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

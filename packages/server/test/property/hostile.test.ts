@@ -1,0 +1,214 @@
+// Property-based hostile-input tests, generated from the bundled spec. For every operation of the
+// spec (new ones are picked up automatically) fast-check builds thousands of raw requests: valid,
+// boundary (min, max, min-1, max+1), wrong types, empty and bare values, repeated and unknown
+// parameters, control characters, invalid UTF-8 and stray '%', very long values (~100 KB), hostile
+// bodies; plus hostile request lines. Each goes out byte for byte over a socket to a real server,
+// and the invariants of oracle.ts are checked on the answer and on the store.
+//
+//   FC_SEED   seed (default below); printed, with the counterexample, on failure
+//   FC_RUNS   runs per unit (default 700): an operation gets one unit per 10 query parameters (at
+//             least one), the request-line property two
+//   FC_SURVEY 1: record violations instead of failing at the first, and list them all at the end
+//
+// Reproduce a failure: FC_SEED=<seed> pnpm exec vitest run --project server test/property -t '<operationId>'
+// (each property has its own fresh server, so a property replays identically on its own).
+import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { startTestServer, type TestServer } from '../../src/testing.ts';
+import { type Draft, POOL, POOL_PROVISIONED, draftArb, render } from './cases.ts';
+import { HEAD_LIMIT, type Row, type Snapshot, check, factsOf, problemViolations, sentParams } from './oracle.ts';
+import { PARSER_MAY_ANSWER, lineDraftArb, renderLine } from './requestLine.ts';
+import { type OperationSpec, loadSpec } from './spec.ts';
+import { Tally } from './tally.ts';
+import { type RawResponse, encodeRequest, exchange, headSize } from './wire.ts';
+
+const SEED = Number(process.env.FC_SEED ?? 20_261_122);
+const RUNS = Number(process.env.FC_RUNS ?? 700);
+const SURVEY = process.env.FC_SURVEY === '1';
+const TIMEOUT = 15 * 60_000;
+
+const spec = loadSpec();
+const tally = new Tally();
+const unitsOf = (op: OperationSpec) => Math.max(1, Math.ceil(op.params.filter((p) => p.in === 'query').length / 10));
+const LINE_UNITS = 2;
+const plannedCases = spec.operations.reduce((n, op) => n + RUNS * unitsOf(op), 0) + RUNS * LINE_UNITS;
+console.log(
+  `[property] seed ${SEED} (FC_SEED), ${RUNS} runs per unit (FC_RUNS); ${spec.operations.length} operations from the spec: ` +
+    `${spec.operations.map((op) => `${op.operationId}x${unitsOf(op)}`).join(', ')}, request lines x${LINE_UNITS}; ${plannedCases} cases planned` +
+    (SURVEY ? '; survey mode' : ''),
+);
+
+interface Ctx {
+  server: TestServer;
+  tokens: Map<string, string>;
+  host: string;
+}
+
+async function withServer(fn: (ctx: Ctx) => Promise<void>): Promise<void> {
+  // A TTL far beyond the run, so no pending message expires between two snapshots.
+  const server = await startTestServer({ messageTtlMs: 24 * 3600_000 });
+  // No webhook delivery: the generated webhook URLs name real hosts (the spec's examples), and
+  // these tests talk to loopback only. The relay has its own tests.
+  await server.relay.stop();
+  const tokens = new Map<string, string>();
+  for (const id of POOL.slice(0, POOL_PROVISIONED)) tokens.set(id, await server.provision(id));
+  try {
+    // Host without the port: the bytes of every request, and so every head size, do not depend on the port.
+    await fn({ server, tokens, host: '127.0.0.1' });
+  } finally {
+    await server.close();
+  }
+}
+
+async function snapshot(ctx: Ctx, ids: Iterable<string>): Promise<Snapshot> {
+  const rows = new Map<string, Row | undefined>();
+  for (const id of ids) {
+    const stored = await ctx.server.store.get(id);
+    rows.set(id, stored && { token: Buffer.from(stored.tokenHash).toString('hex'), record: JSON.stringify(stored.record), state: JSON.stringify(stored.state ?? null) });
+  }
+  return { ids: await ctx.server.store.listIds(undefined, 1_000_000), rows };
+}
+
+function watchedIds(draft: Draft): Set<string> {
+  const ids = new Set<string>(POOL);
+  for (const choice of Object.values(draft.path)) {
+    if (choice.kind === 'pool') continue;
+    try {
+      ids.add(decodeURIComponent(choice.raw));
+    } catch {
+      /* not decodable: cannot name a stored endpoint */
+    }
+  }
+  if (draft.body) {
+    try {
+      const id = (JSON.parse(draft.body.bytes.toString('utf8')) as { id?: unknown } | null)?.id;
+      if (typeof id === 'string') ids.add(id);
+    } catch {
+      /* not JSON */
+    }
+  }
+  return ids;
+}
+
+/** Request and response as text for a report, tokens replaced by who they belong to. */
+function describeExchange(ctx: Ctx, request: Buffer, response: RawResponse | undefined, error?: unknown): string {
+  let req = request.toString('latin1');
+  let res = response ? `${response.status}${response.fromParser ? ' (from Node\'s parser)' : ''} ${response.headers.get('content-type') ?? '(no content-type)'}\n${response.body.toString('utf8')}` : `no response: ${String(error)}`;
+  for (const [id, token] of ctx.tokens) {
+    req = req.split(token).join(`<token of ${id}>`);
+    res = res.split(token).join(`<token of ${id}>`);
+  }
+  const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…(${s.length} chars)` : s);
+  return `request:\n${clip(JSON.stringify(req), 1500)}\nresponse:\n${clip(res, 800)}`;
+}
+
+function conclude(ctx: Ctx, property: string, request: Buffer, response: RawResponse | undefined, violations: string[], error?: unknown): void {
+  tally.record(property, response?.status, response?.fromParser ?? false);
+  if (violations.length === 0) return;
+  const example = describeExchange(ctx, request, response, error);
+  for (const v of violations) tally.violation(property, v, example);
+  if (!SURVEY) throw new Error(`${violations.join('\n')}\n${example}`);
+}
+
+async function assertRecorded<T>(name: string, property: fc.IAsyncPropertyWithHooks<T>, numRuns: number): Promise<void> {
+  try {
+    await fc.assert(property, { seed: SEED, numRuns });
+  } catch (error) {
+    tally.failedProperties.push(name);
+    throw error;
+  }
+}
+
+describe('hostile input, generated from the spec', () => {
+  afterAll(() => {
+    for (const [property, n] of tally.perProperty) console.log(`[property]   ${property}: ${n} cases`);
+    const observed = [...tally.observations].sort(([a], [b]) => a.localeCompare(b));
+    if (observed.length) console.log(`[property] values the spec leaves open, and what became of them:\n${observed.map(([k, n]) => `  ${k}: ${n}`).join('\n')}`);
+    for (const e of tally.violations.values()) console.log(`[property] VIOLATION x${e.count} ${e.signature}\n${e.example}\n`);
+  });
+
+  for (const op of spec.operations) {
+    const numRuns = RUNS * unitsOf(op);
+    it(`${op.operationId} (${op.method} ${op.path}): ${numRuns} hostile requests, never a 5xx, errors name the parameter, rejected requests change nothing`, async () => {
+      await withServer(async (ctx) => {
+        const property = fc.asyncProperty(draftArb(op), async (draft) => {
+          const rendered = render(draft, { token: (id) => ctx.tokens.get(id) ?? ctx.tokens.get(POOL[0])!, adminToken: ctx.server.adminToken });
+          const watch = watchedIds(draft);
+          const bytes = encodeRequest(ctx.host, rendered.request);
+          const before = await snapshot(ctx, watch);
+          let response: RawResponse | undefined;
+          let error: unknown;
+          try {
+            response = await exchange(ctx.server.port, bytes, rendered.request.method);
+          } catch (e) {
+            error = e;
+          }
+          const after = await snapshot(ctx, watch);
+          const tokenOf = (id: string) => ctx.tokens.get(id);
+          const violations = response
+            ? check({ spec, draft, rendered, headBytes: headSize(bytes), response, before, after, tokenOf })
+            : [`no complete response: ${String(error)}`];
+          if (response && !response.fromParser) {
+            const facts = factsOf({ draft, rendered, tokenOf });
+            for (const item of draft.items) {
+              const key = sentParams(`${item.key}=`)[0]?.key;
+              if (key !== undefined && facts.queryVerdicts.get(key) === 'unknown') tally.observe(`${op.operationId} ${item.kind.split('/')[0]} -> ${response.status}`);
+            }
+          }
+          conclude(ctx, op.operationId, bytes, response, violations, error);
+        });
+        await assertRecorded(op.operationId, property, numRuns);
+      });
+    }, TIMEOUT);
+  }
+
+  it(`request lines: ${RUNS * LINE_UNITS} raw bytes, odd forms, odd methods and heads around 128 KiB, never a 5xx`, async () => {
+    await withServer(async (ctx) => {
+      const property = fc.asyncProperty(lineDraftArb(spec), async (d) => {
+        const line = renderLine(d, { token: ctx.tokens.get(POOL[0])!, adminToken: ctx.server.adminToken });
+        const bytes = encodeRequest(ctx.host, line);
+        const before = await snapshot(ctx, POOL);
+        let response: RawResponse | undefined;
+        let error: unknown;
+        try {
+          response = await exchange(ctx.server.port, bytes, line.method);
+        } catch (e) {
+          error = e;
+        }
+        const after = await snapshot(ctx, POOL);
+        const v: string[] = [];
+        const head = headSize(bytes);
+        if (!response) v.push(`no complete response: ${String(error)}`);
+        else {
+          const { status } = response;
+          if (status >= 500) v.push(`server error ${status}`);
+          if (response.fromParser) {
+            if (!PARSER_MAY_ANSWER.has(d.mutation.kind)) v.push(`Node's parser answered ${status} to a request it should have passed on (${d.mutation.kind})`);
+            else if (d.mutation.kind === 'oversize' && head <= HEAD_LIMIT - 512) v.push(`Node's parser answered ${status} to a ${head}-byte head, within the 128 KiB the spec promises`);
+          } else if (status >= 400) {
+            v.push(...problemViolations(spec, status, response, line.rawPath));
+            if (status === 400) {
+              const errors = (JSON.parse(response.body.toString('utf8') || 'null') as { errors?: unknown } | null)?.errors;
+              if (!Array.isArray(errors) || errors.length === 0) v.push('400 without a non-empty "errors" array naming the parameter');
+            }
+          }
+          if (d.mutation.kind === 'oversize' && head > HEAD_LIMIT + 512 && status < 400) v.push(`a ${head}-byte head was accepted (${status})`);
+          const ok = status >= 200 && status < 300;
+          if ((!ok || line.method === 'GET') && JSON.stringify([...before.rows]) !== JSON.stringify([...after.rows])) v.push(`a ${status} to ${line.method} changed a stored row`);
+        }
+        // The server must still be alive and answering.
+        const live = await exchange(ctx.server.port, encodeRequest(ctx.host, { method: 'GET', target: Buffer.from('/-/live'), headers: [] }), 'GET').catch((e: unknown) => e);
+        if (!(live && typeof live === 'object' && 'status' in live && live.status === 200)) v.push(`the server stopped answering /-/live: ${String((live as { status?: number }).status ?? live)}`);
+        conclude(ctx, 'request lines', bytes, response, v.map((m) => `(${d.mutation.kind}${d.mutation.kind === 'method' ? ` ${d.mutation.method}` : ''}) ${m}`), error);
+      });
+      await assertRecorded('request lines', property, RUNS * LINE_UNITS);
+    });
+  }, TIMEOUT);
+
+  it('summary: every case answered, no 5xx', () => {
+    console.log(tally.summary(SEED, RUNS, plannedCases));
+    expect(tally.noResponse).toBe(0);
+    expect(tally.serverErrors).toBe(0);
+    if (SURVEY) expect([...tally.violations.keys()]).toEqual([]);
+  });
+});
