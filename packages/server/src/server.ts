@@ -40,7 +40,10 @@ export async function listen(deps: AppDeps, port: number, host: string): Promise
   // Every update parameter travels in the query string: 1500 code points percent-encoded can take
   // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
   const app = createApp(deps);
-  const server: Server = createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, (req: IncomingMessage, res: ServerResponse) => {
+  // Slow clients: the head must arrive within 10 s and the whole request within 30 s; Node enforces
+  // both on a timer, checked every second (its default, 30 s, would make the 10 s limit meaningless).
+  const limits = { maxHeaderSize: MAX_REQUEST_HEAD_BYTES, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 };
+  const server: Server = createServer(limits, (req: IncomingMessage, res: ServerResponse) => {
     const target = originForm(req.url ?? '');
     if (target === undefined) return rejectTarget(res);
     req.url = target;
@@ -51,9 +54,6 @@ export async function listen(deps: AppDeps, port: number, host: string): Promise
     server.listen(port, host, () => resolve());
   });
   server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
-  // Slow clients: the head must arrive within 10 s and the whole request within 30 s.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
   const actual = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   return {

@@ -29,6 +29,7 @@ export interface TestServerOptions {
   relay?: ServiceOptions['relay'];
   events?: ServiceOptions['events'];
   rateLimits?: ServiceOptions['rateLimits'];
+  corsOrigins?: string[];
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -46,6 +47,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.clock && { clock: options.clock }),
       relay: { pollMs: 50, ...options.relay },
       ...(options.rateLimits && { rateLimits: options.rateLimits }),
+      ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
       ...(options.events && { events: options.events }),
     },
     0,

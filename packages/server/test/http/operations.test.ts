@@ -1,0 +1,100 @@
+// What operators and browsers see: metrics, security headers, CORS policy, size limits, slow clients.
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../src/testing.ts';
+import { useServer } from './harness.ts';
+
+const h = useServer();
+
+describe('metrics', () => {
+  it('when requests and deliveries happen, then /-/metrics exposes them in Prometheus format, without endpoint IDs', async () => {
+    const { id, token } = await h.endpoint('metrics');
+    await h.client.getEndpoint(id, token);
+    await h.client.getEndpoint(id, `cbt_${'n'.repeat(72)}`).catch(() => undefined);
+    const r = await fetch(`${h.server.url}/-/metrics`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toContain('text/plain');
+    const text = await r.text();
+    expect(text).toMatch(/chatbridge_http_requests_total\{operation="getEndpoint",status="200"\} [1-9]/);
+    expect(text).toMatch(/chatbridge_http_requests_total\{operation="getEndpoint",status="401"\} [1-9]/);
+    expect(text).toContain('chatbridge_http_request_duration_seconds_bucket{le="0.005",operation="getEndpoint"}');
+    expect(text).toMatch(/chatbridge_store_operation_duration_seconds_count\{method="get",result="ok"\} [1-9]/);
+    for (const name of ['chatbridge_webhook_deliveries_total', 'chatbridge_expired_messages_total', 'chatbridge_pending_messages', 'chatbridge_outbox_deliveries']) {
+      expect(text).toContain(`# TYPE ${name}`);
+    }
+    expect(text).not.toContain(id);
+    expect(text).not.toContain(token);
+  });
+});
+
+describe('security headers', () => {
+  it('answers with helmet headers and no x-powered-by', async () => {
+    const r = await fetch(`${h.server.url}/-/live`);
+    expect(r.headers.get('x-powered-by')).toBeNull();
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(r.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(r.headers.get('strict-transport-security')).toContain('max-age=');
+  });
+
+  it('without configured origins, answers no CORS headers', async () => {
+    const { id, token } = await h.endpoint('cors');
+    const r = await fetch(`${h.server.url}/${id}?token=${token}`, { headers: { origin: 'https://evil.example' } });
+    expect(r.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('CORS with configured origins', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ corsOrigins: ['https://dashboard.example'] });
+  });
+  afterAll(() => server.close());
+
+  it('allows the listed origin on record operations, never others, never the admin API', async () => {
+    const token = await server.provision('cors-1');
+    const allowed = await fetch(`${server.url}/cors-1?token=${token}`, { headers: { origin: 'https://dashboard.example' } });
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://dashboard.example');
+    const other = await fetch(`${server.url}/cors-1?token=${token}`, { headers: { origin: 'https://evil.example' } });
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await fetch(`${server.url}/update/cors-1`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://dashboard.example', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    const admin = await fetch(`${server.url}/admin/endpoints`, { headers: { origin: 'https://dashboard.example' } });
+    expect(admin.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('size limits and slow clients', () => {
+  it('when a JSON body exceeds 16 KiB, then 413 problem+json', async () => {
+    const r = await fetch(`${h.server.url}/admin/endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.server.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'x'.repeat(20_000) }),
+    });
+    expect(r.status).toBe(413);
+    expect(r.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  it('when the request head exceeds 128 KiB, then 431; just under, it reaches the app', async () => {
+    const { id, token } = await h.endpoint('big');
+    const under = await fetch(`${h.server.url}/${id}?token=${token}&pad=${'x'.repeat(120_000)}`);
+    expect(under.status).toBe(400); // answered by the app: `pad` is an unknown parameter
+    const over = await fetch(`${h.server.url}/${id}?token=${token}&pad=${'x'.repeat(140_000)}`);
+    expect(over.status).toBe(431);
+  });
+
+  it('when a client sends its head too slowly, then the server closes the connection', async () => {
+    const closedAfter = await new Promise<number>((resolve) => {
+      const started = Date.now();
+      const socket = connect(h.server.port, '127.0.0.1', () => socket.write('GET /-/live HTTP/1.1\r\nHost: x\r\n'));
+      socket.on('data', () => undefined);
+      socket.on('close', () => resolve(Date.now() - started));
+      socket.on('error', () => undefined);
+    });
+    // headersTimeout is 10 s; Node checks it on a timer, so allow some slack.
+    expect(closedAfter).toBeGreaterThanOrEqual(9_000);
+    expect(closedAfter).toBeLessThan(15_000);
+  }, 30_000);
+});
