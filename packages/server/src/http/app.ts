@@ -1,42 +1,20 @@
 // createApp builds the Express app and never listens. Order, as express-openapi-validator expects:
 // request logging, body parser, the validator (security presence, then parameters, then responses),
 // the admin guard, dispatch by operationId, and one error handler that answers problem+json.
-import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { pinoHttp } from 'pino-http';
 import { bundledSpecPath } from '@chatbridge/api';
 import { buildHandlers } from '../handlers/index.ts';
-import { redactUrl } from '../logger.ts';
 import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
+import { requestLog } from './requestLog.ts';
 import { integerQueryParameters, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-function requestLogging(deps: AppDeps): RequestHandler {
-  return pinoHttp({
-    logger: deps.logger,
-    genReqId: (req, res) => {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    // Only what an operator needs; never headers (Authorization) nor the raw URL (token).
-    serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-  });
-}
 
 /** Operations whose spec security names `adminBearer` need the operator's admin token. */
 function adminGuard(adminTokenHash: Uint8Array | undefined): RequestHandler {
@@ -83,10 +61,12 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', deps.trustProxy);
+  // No ETag: records change constantly and bots do not revalidate; hashing every body cost CPU.
+  app.set('etag', false);
   // No cap on keys: the default (1000) silently drops the rest, hiding invalid or unknown parameters.
   // The 128 KiB request-head limit bounds the work.
   app.set('query parser', (query: string) => parseQuery(query, '&', '=', { maxKeys: 0 }));
-  app.use(requestLogging(deps));
+  app.use(requestLog(deps.logger));
   app.use(requestMetrics(deps));
   // A JSON API: no content may load anything, nobody may frame it.
   app.use(helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
