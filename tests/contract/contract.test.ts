@@ -4,7 +4,7 @@
 // differ on is pinned down separately, per side, at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatbridgeClient } from '@chatbridge/client';
-import { capture, type CapturedResponse, violations } from './spec.ts';
+import { capture, type CapturedResponse, mediaTypeOf, violations } from './spec.ts';
 import { ENDPOINT_ID, MOCK_TOKEN, startMockTarget, startServerTarget, type Target } from './targets.ts';
 
 type TargetName = 'server' | 'mock';
@@ -205,6 +205,20 @@ const cases: Case[] = [
       call: () => ({ method, path, json: operationId === 'createEndpoint' ? { id: ADMIN_ID } : undefined }),
     }),
   ),
+  // The stream's 200 never ends on the server, so only its error answers are compared case by case;
+  // the 200 is checked by its first event below.
+  {
+    name: 'when events are streamed without a token, then 401',
+    operationId: 'streamEndpointEvents',
+    status: 401,
+    call: () => ({ path: `/events/${ENDPOINT_ID}` }),
+  },
+  {
+    name: 'when events are streamed with a last_event_id that is no integer, then 400',
+    operationId: 'streamEndpointEvents',
+    status: 400,
+    call: (t) => ({ path: `/events/${ENDPOINT_ID}`, query: { token: t.token, last_event_id: 'abc' } }),
+  },
   {
     name: 'when the liveness probe is called, then 200',
     operationId: 'getLiveness',
@@ -223,6 +237,29 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
   it.each(cases)('$name', async ({ operationId, status, call }) => {
     const target = targets[name];
     expectCompliant(operationId, await send(target, call(target)), status);
+  });
+
+  it('when events are streamed with a valid token, then 200 text/event-stream: retry, then a record event holding a schema-valid record', async () => {
+    const target = targets[name];
+    const controller = new AbortController();
+    const response = await fetch(`${target.url}/events/${ENDPOINT_ID}?token=${target.token}`, { signal: controller.signal });
+    // The server's stream stays open: read up to the end of the first event, then hang up.
+    let text = '';
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    while (text.split('\n\n').length < 3) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    controller.abort();
+    const [retry, event] = text.split('\n\n');
+    expect(violations('streamEndpointEvents', { status: response.status, mediaType: mediaTypeOf(response.headers.get('content-type')), body: text, headers: response.headers })).toEqual([]);
+    expect(retry).toBe('retry: 2000');
+    const [id, type, data] = event!.split('\n');
+    expect(id).toMatch(/^id: \d+$/);
+    expect(type).toBe('event: record');
+    const record: unknown = JSON.parse(data!.replace(/^data: /, ''));
+    expect(violations('getEndpoint', { status: 200, mediaType: 'application/json', body: record, headers: new Headers() })).toEqual([]);
   });
 
   it('when the typed client reads and only-checks the endpoint, then both resolve to schema-valid records', async () => {

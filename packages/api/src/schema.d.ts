@@ -123,6 +123,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/{endpoint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Stream changes of an endpoint
+         * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of
+         *     the endpoint record: one event for every committed change (an update, `markRead`, a webhook
+         *     delivery marking a platform read, a message expiring), carrying the whole record as committed and
+         *     its **version** as the event ID. Bots use it instead of polling `getEndpoint`.
+         *
+         *     - **First event**: without `Last-Event-ID` (header) or `last_event_id` (query), the current
+         *       record, as a `record` event whose ID is its current version.
+         *     - **Resuming**: with one, every change after that version, in order, with no gaps and no
+         *       duplicates, as long as it is still in the replay window (the last 100 changes of the endpoint,
+         *       none older than 10 minutes); when the version is already the current one, nothing is replayed.
+         *       Further back (or a value this endpoint never issued), a single `reset` event with the current
+         *       record tells the client it missed changes.
+         *     - **Heartbeat**: a comment line every 15 seconds keeps proxies and load balancers from closing an
+         *       idle stream.
+         *     - **Every instance** serves every change: a change made through one server instance reaches
+         *       streams open on any other instance of the same database.
+         *     - **Authentication** is checked when the stream opens (with the same `401` as `getEndpoint`) and
+         *       again while it runs: rotating the token or deleting the endpoint ends the stream. The stream
+         *       also ends when the server shuts down; reconnect with `Last-Event-ID` (an `EventSource` does so
+         *       by itself) to continue where it stopped.
+         *
+         *     Errors before the stream starts are `application/problem+json` like every other operation. The
+         *     event format is described with the `200` response.
+         */
+        get: operations["streamEndpointEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/endpoints": {
         parameters: {
             query?: never;
@@ -281,7 +329,8 @@ export interface components {
         /**
          * @description An RFC 9457 problem document. `type` names the kind of problem with a fragment:
          *     `#validation` (400), `#unauthorized` (401), `#not-found` (404), `#method-not-allowed` (405),
-         *     `#conflict` (409), `#payload-too-large` (413), `#unsupported-media-type` (415), `#unavailable` (503),
+         *     `#conflict` (409), `#payload-too-large` (413), `#unsupported-media-type` (415), `#rate-limited` (429),
+         *     `#unavailable` (503),
          *     `#internal` (500, a bug). `message` repeats `detail` for bots written against the original service.
          *     No problem document ever carries a stack trace or internal detail.
          */
@@ -420,6 +469,39 @@ export interface components {
             config: components["schemas"]["Config"];
             meta: components["schemas"]["Meta"];
         };
+        /**
+         * @description UTF-8 text in the `text/event-stream` format, made of these blocks, each ended by an empty line:
+         *
+         *     - `retry: 2000`: sent first; a client that loses the stream waits 2 seconds before reconnecting.
+         *     - An **event**, three lines:
+         *
+         *       ```
+         *       id: <version>
+         *       event: record | reset
+         *       data: <the endpoint record as JSON, on one line>
+         *       ```
+         *
+         *       `data` is the whole `EndpointRecord` exactly as `getEndpoint` would return it at that version.
+         *       `id` is the record's **version**: a decimal integer that starts at `0` when the endpoint is
+         *       created and grows by exactly one with every committed change, so the event IDs of one endpoint
+         *       increase one by one, on every server instance. A change that writes nothing (an update that
+         *       changes nothing, `only_check`, `markRead` of a platform that has already read) makes no event.
+         *
+         *       - `event: record`: the record at this version. It is the first event of a stream opened without
+         *         `Last-Event-ID`, and every change after that.
+         *       - `event: reset`: the current record, sent instead of replaying when the client resumes from a
+         *         version the server no longer keeps (older than the replay window, or unknown). Changes between
+         *         the client's version and this one were missed: treat the record as the whole truth. Events
+         *         after it are `record` events again.
+         *     - `: heartbeat`: a comment, every 15 seconds, to keep idle connections open. Clients ignore it; one
+         *       that has heard nothing for much longer (say 45 seconds) should reconnect.
+         *
+         *     **Reconnecting**: send the last event ID received as the `Last-Event-ID` header (or the
+         *     `last_event_id` query parameter). The server replays every change after it from its replay window:
+         *     the last 100 changes of the endpoint, none older than 10 minutes. Events are never split, reordered
+         *     or repeated within a stream; a client that resumes always continues with the next version.
+         */
+        EventStream: string;
         EndpointPage: {
             ids: string[];
             /** @description Pass as `cursor` for the next page; `null` on the last page. */
@@ -478,6 +560,36 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A rate limit was reached: too many failed authentications from this address, or too many requests for this endpoint. Wait `Retry-After` seconds. Nothing was changed. */
+        TooManyRequests: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                /** @description The endpoint's sustained requests per second (per-endpoint limit only). */
+                "RateLimit-Limit"?: number;
+                /** @description Requests left in the current window (per-endpoint limit only). */
+                "RateLimit-Remaining"?: number;
+                /** @description Seconds until the window resets (per-endpoint limit only). */
+                "RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The stream of changes, open until the client disconnects, the token stops being valid or the
+         *     server shuts down. Sent with `Cache-Control: no-store` and `X-Accel-Buffering: no` (so proxies that
+         *     buffer, such as nginx, pass events on at once).
+         */
+        EventStream: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "text/event-stream": components["schemas"]["EventStream"];
             };
         };
         /** @description A page of endpoint IDs. */
@@ -722,6 +834,22 @@ export interface components {
          */
         platform: components["schemas"]["Platform"];
         /**
+         * @description Resume after this version: the ID of the last event received. For clients that cannot set the
+         *     `Last-Event-ID` header when they open a stream (a browser `EventSource` created anew after a page
+         *     reload). When both are given, the header wins: an `EventSource` reconnecting by itself keeps the
+         *     URL it was created with and sends the newer ID in the header.
+         * @example 41
+         */
+        last_event_id: number;
+        /**
+         * @description Resume after this version: the ID of the last event received, as an `EventSource` sends it when it
+         *     reconnects. A value that is not a version of this endpoint (not a decimal number, or newer than the
+         *     current version) is answered like one older than the replay window: with a `reset` event. An empty
+         *     value counts as absent.
+         * @example 41
+         */
+        "Last-Event-ID": string;
+        /**
          * @description Page size, 1 to 1000 (default 100).
          * @example 100
          */
@@ -763,6 +891,7 @@ export interface operations {
             200: components["responses"]["Record"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -969,6 +1098,7 @@ export interface operations {
             200: components["responses"]["Record"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1002,6 +1132,53 @@ export interface operations {
             200: components["responses"]["Record"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    streamEndpointEvents: {
+        parameters: {
+            query: {
+                /**
+                 * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
+                 *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
+                 */
+                token: components["parameters"]["token"];
+                /**
+                 * @description Resume after this version: the ID of the last event received. For clients that cannot set the
+                 *     `Last-Event-ID` header when they open a stream (a browser `EventSource` created anew after a page
+                 *     reload). When both are given, the header wins: an `EventSource` reconnecting by itself keeps the
+                 *     URL it was created with and sends the newer ID in the header.
+                 * @example 41
+                 */
+                last_event_id?: components["parameters"]["last_event_id"];
+            };
+            header?: {
+                /**
+                 * @description Resume after this version: the ID of the last event received, as an `EventSource` sends it when it
+                 *     reconnects. A value that is not a version of this endpoint (not a decimal number, or newer than the
+                 *     current version) is answered like one older than the replay window: with a `reset` event. An empty
+                 *     value counts as absent.
+                 * @example 41
+                 */
+                "Last-Event-ID"?: components["parameters"]["Last-Event-ID"];
+            };
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["EventStream"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1028,6 +1205,7 @@ export interface operations {
             200: components["responses"]["EndpointPage"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1048,6 +1226,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1076,6 +1255,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1098,6 +1278,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["UnexpectedError"];
         };
     };

@@ -1,6 +1,7 @@
 // The promise-based client: one method per operationId, resolving to the typed success body and
 // rejecting with ChatbridgeError on any non-2xx response.
 import { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
+import { type EndpointEvent, type StreamEventsOptions, streamEndpointEvents } from './events.ts';
 import { createRawClient, type RawClientOptions } from './raw.ts';
 import type {
   EndpointPage,
@@ -36,6 +37,13 @@ export interface ChatbridgeClient {
   ): Promise<EndpointRecord>;
   /** `POST /read/{endpoint}`: marks the pending message read by `platform`; returns the committed record. */
   markRead(endpoint: string, token: string, platform: Platform, options?: CallOptions): Promise<EndpointRecord>;
+  /**
+   * `GET /events/{endpoint}`: the record's changes as they commit, as Server-Sent Events. Iterate with
+   * `for await`: the current record first (or, with `lastEventId`, every change after it), then one
+   * event per change. Reconnects by itself, resuming after the last event received, unless
+   * `reconnect: false`. Nothing is sent until the iteration starts.
+   */
+  streamEndpointEvents(endpoint: string, token: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
   /** `POST /admin/endpoints` (admin): creates an endpoint and returns its token, shown only this once. */
   createEndpoint(id: string, options?: CallOptions): Promise<IssuedToken>;
   /** `GET /admin/endpoints` (admin): one page of endpoint IDs; pass `next_cursor` as `cursor` for the next. */
@@ -91,6 +99,10 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
         signal: call?.signal,
       });
       return unwrap('markRead', result);
+    },
+
+    streamEndpointEvents(endpoint, token, options) {
+      return streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), token, options);
     },
 
     async createEndpoint(id, call) {

@@ -6,6 +6,7 @@ export {
   type ChatbridgeClientOptions,
 } from './client.ts';
 export { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
+export type { EndpointEvent, StreamEventsOptions } from './events.ts';
 export { createRawClient, type ChatbridgeRawClient, type FetchLike, type RawClientOptions } from './raw.ts';
 export type {
   components,

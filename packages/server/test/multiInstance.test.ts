@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { createChatbridgeClient, type ChatbridgeClient } from '@chatbridge/client';
+import { createChatbridgeClient, type ChatbridgeClient, type EndpointEvent } from '@chatbridge/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, type ScratchDatabase } from './store/pgScratch.ts';
 
@@ -35,6 +35,8 @@ function startInstance(name: string, databaseUrl: string): Promise<Instance> {
       CHATBRIDGE_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'info',
       CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      // The append test sends 300 updates to one endpoint at once, far above the per-endpoint limit.
+      CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -73,6 +75,28 @@ async function stopInstance(child: ChildProcess): Promise<void> {
   const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await exited;
   clearTimeout(killer);
+}
+
+/** Reads an endpoint's event stream in the background, collecting its events, until stopped. */
+function follow(instance: Instance, id: string, token: string, lastEventId?: number) {
+  const events: EndpointEvent[] = [];
+  const controller = new AbortController();
+  const reading = (async () => {
+    try {
+      const options = { signal: controller.signal, retryMs: 100, ...(lastEventId !== undefined && { lastEventId }) };
+      for await (const event of instance.client.streamEndpointEvents(id, token, options)) events.push(event);
+    } catch (error) {
+      if (!controller.signal.aborted) throw error;
+    }
+  })();
+  return {
+    events,
+    ids: () => events.map((e) => e.id),
+    async stop() {
+      controller.abort();
+      await reading;
+    },
+  };
 }
 
 async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
@@ -129,6 +153,83 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
       const read = await reader.client.getEndpoint(id, token);
       expect(read).toEqual(written);
       expect(read.config.channels.chat_d).toHaveLength(i + 1);
+    }
+  });
+
+  it('when a client streams from one instance, then it sees every change made through the other, as committed and in order', async () => {
+    const { id, token } = await a.client.createEndpoint('stream-across');
+    const onB = follow(b, id, token);
+    try {
+      await waitFor(async () => onB.events.length >= 1, 'the first event');
+      expect(onB.events[0]).toMatchObject({ id: 0, type: 'record' });
+      const written = [];
+      for (let i = 1; i <= 5; i++) written.push(await (i % 2 ? a : b).client.updateEndpoint(id, token, { blacklist: `w${i}` }));
+      await waitFor(async () => onB.events.length >= 6, 'five change events on B');
+      expect(onB.events.slice(1)).toEqual(written.map((record, i) => ({ id: i + 1, type: 'record', record })));
+    } finally {
+      await onB.stop();
+    }
+  });
+
+  it('when a client reconnects to the other instance with Last-Event-ID, then it gets exactly the changes it missed, then live ones', async () => {
+    const { id, token } = await a.client.createEndpoint('stream-resume');
+    const first = follow(b, id, token);
+    await waitFor(async () => first.ids().includes(0), 'the first event on B');
+    await a.client.updateEndpoint(id, token, { blacklist: 'seen' });
+    await waitFor(async () => first.ids().includes(1), 'the change on B');
+    await first.stop();
+    const lastSeen = first.events.at(-1)!.id;
+    expect(lastSeen).toBe(1);
+
+    const missed = [];
+    for (let i = 0; i < 3; i++) missed.push(await b.client.updateEndpoint(id, token, { blacklist: `missed-${i}` }));
+    const resumed = follow(a, id, token, lastSeen);
+    try {
+      await waitFor(async () => resumed.events.length >= 3, 'the replay on A');
+      const live = await b.client.updateEndpoint(id, token, { blacklist: 'live' });
+      await waitFor(async () => resumed.events.length >= 4, 'the live change on A');
+      expect(resumed.events).toEqual([...missed, live].map((record, i) => ({ id: 2 + i, type: 'record', record })));
+    } finally {
+      await resumed.stop();
+    }
+  });
+
+  it('when an instance shuts down under a stream, then the client reconnects to the other and continues without a gap', async () => {
+    const c = await startInstance('C', db!.url);
+    started.push(c);
+    const { id, token } = await c.client.createEndpoint('stream-failover');
+    // One client over both instances: C first, then B once C is gone, as behind a load balancer.
+    let target = c;
+    const failover = createChatbridgeClient({
+      baseUrl: 'http://load-balancer.invalid',
+      fetch: (request) => fetch(new Request(request.url.replace('http://load-balancer.invalid', target.url), request)),
+    });
+    const events: EndpointEvent[] = [];
+    const controller = new AbortController();
+    const reading = (async () => {
+      try {
+        for await (const e of failover.streamEndpointEvents(id, token, { signal: controller.signal, retryMs: 100 })) events.push(e);
+      } catch (error) {
+        if (!controller.signal.aborted) throw error;
+      }
+    })();
+    try {
+      await waitFor(async () => events.length >= 1, 'the first event from C');
+      await c.client.updateEndpoint(id, token, { blacklist: 'before' });
+      await waitFor(async () => events.length >= 2, 'the change from C');
+      target = b;
+      await stopInstance(c.process);
+      const after = await a.client.updateEndpoint(id, token, { blacklist: 'after' });
+      await waitFor(async () => events.length >= 3, 'the change after failing over to B');
+      expect(events.map((e) => [e.id, e.type])).toEqual([
+        [0, 'record'],
+        [1, 'record'],
+        [2, 'record'],
+      ]);
+      expect(events[2]!.record).toEqual(after);
+    } finally {
+      controller.abort();
+      await reading;
     }
   });
 

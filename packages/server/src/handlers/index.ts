@@ -10,12 +10,14 @@ import { getReadiness } from './getReadiness.ts';
 import { listEndpoints } from './listEndpoints.ts';
 import { markRead } from './markRead.ts';
 import { rotateEndpointToken } from './rotateEndpointToken.ts';
+import { streamEndpointEvents } from './streamEndpointEvents.ts';
 import { updateEndpoint } from './updateEndpoint.ts';
 
 export const buildHandlers = (deps: AppDeps): Handlers => ({
   getEndpoint: getEndpoint(deps),
   updateEndpoint: updateEndpoint(deps),
   markRead: markRead(deps),
+  streamEndpointEvents: streamEndpointEvents(deps),
   createEndpoint: createEndpoint(deps),
   listEndpoints: listEndpoints(deps),
   rotateEndpointToken: rotateEndpointToken(deps),

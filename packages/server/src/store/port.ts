@@ -1,4 +1,5 @@
 import type { EndpointRecord, Platform } from '../domain/record.ts';
+import type { ChangeFeed } from '../events/hub.ts';
 
 /** Lifecycle facts kept beside the record (not part of the wire format). */
 export interface MessageState {
@@ -12,7 +13,27 @@ export interface StoredEndpoint {
   tokenHash: Uint8Array;
   record: EndpointRecord;
   state: MessageState;
+  /** 0 at creation, + 1 with every committed write of the row; the ID of the change's event. */
+  version: number;
 }
+
+/** One committed change of an endpoint: its record as of `version`. */
+export interface EndpointEvent {
+  version: number;
+  record: EndpointRecord;
+}
+
+/**
+ * How much of each endpoint's event log is kept for replay: the newest `maxEvents` events, none
+ * older than `maxAgeMs`. Older ones are never returned, and are deleted as the log is written (and by
+ * `pruneEvents`).
+ */
+export interface EventLogWindow {
+  maxEvents: number;
+  maxAgeMs: number;
+}
+
+export const DEFAULT_EVENT_WINDOW: EventLogWindow = { maxEvents: 100, maxAgeMs: 10 * 60_000 };
 
 /** A webhook delivery to enqueue in the same transaction that makes a message pending. */
 export interface DeliveryDraft {
@@ -50,6 +71,10 @@ export interface Decision<T> {
 /**
  * The storage port. Adapters (SQLite, PostgreSQL) make `update` atomic: `decide` sees the committed
  * row and nothing else can change it until its decision is committed or dropped.
+ *
+ * Every committed `write` (of `update` or `completeDelivery`) also increments the row's `version` and
+ * appends the new record to the endpoint's event log, in the same transaction, and tells the change
+ * feed once committed. A decision without `write` changes neither.
  */
 export interface EndpointStore {
   readonly kind: string;
@@ -86,6 +111,21 @@ export interface EndpointStore {
   countPending(): Promise<number>;
   /** IDs of endpoints whose message has been pending since before `pendingBefore`. */
   listExpired(pendingBefore: number, limit: number): Promise<string[]>;
+
+  /**
+   * Up to `limit` events of the endpoint's log with a version above `afterVersion`, ascending. Only
+   * the replay window is kept, so the first may come later than `afterVersion + 1`: the versions in
+   * between are gone. Versions of one endpoint are consecutive, so the events returned are too.
+   */
+  eventsSince(id: string, afterVersion: number, limit: number): Promise<EndpointEvent[]>;
+  /** Deletes events older than the window's age from every endpoint's log; returns how many. */
+  pruneEvents(): Promise<number>;
+  /**
+   * Notifications of committed writes, token rotations and deletions, from every process this store
+   * is shared with (PostgreSQL) or this process (SQLite). `onError` hears of connection trouble the
+   * feed recovers from by itself.
+   */
+  openChangeFeed(hooks?: { onError?: (err: Error) => void }): Promise<ChangeFeed>;
 
   /** Rejects when the store cannot serve requests. */
   ping(): Promise<void>;

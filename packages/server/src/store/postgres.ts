@@ -4,16 +4,31 @@
 // lose each other's changes; outbox claims use FOR UPDATE SKIP LOCKED, so instances drain the queue
 // together without handing one entry to two workers.
 //
-// Lock order is always endpoint row, then its outbox rows (update, completeDelivery and the cascade
-// of delete all follow it; claim/retry/drop touch one outbox statement and hold nothing else), so
-// transactions cannot deadlock each other.
+// Lock order is always endpoint row, then its outbox rows and event-log rows (update, completeDelivery
+// and the cascade of delete all follow it; claim/retry/drop touch one outbox statement and hold
+// nothing else; the event-log sweep skips rows it would have to wait for), so transactions cannot
+// deadlock each other.
 //
 // Every failure (database down, pool exhausted, statement timeout) rejects the returned promise;
 // the timeouts below bound how long any call can wait.
+//
+// Change stream: a write also bumps the row's version, appends the record to endpoint_events and
+// prunes that endpoint's log, in the same statement, and calls pg_notify (delivered on commit) so
+// every instance's PostgresChangeFeed hears of it. Rotations and deletions notify too.
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { Decision, Delivery, EndpointStore, StoredEndpoint } from './port.ts';
+import type { ChangeFeed } from '../events/hub.ts';
+import { CHANGES_CHANNEL, PostgresChangeFeed } from '../events/pgFeed.ts';
+import {
+  DEFAULT_EVENT_WINDOW,
+  type Decision,
+  type Delivery,
+  type EndpointEvent,
+  type EndpointStore,
+  type EventLogWindow,
+  type StoredEndpoint,
+} from './port.ts';
 
 export interface PostgresStoreOptions {
   /** libpq-style URL: postgres://user:password@host:5432/database?sslmode=... */
@@ -30,6 +45,10 @@ export interface PostgresStoreOptions {
   idleTimeoutMs?: number;
   /** Errors of idle pooled connections (the server restarted, the network dropped); ignored by default. */
   onIdleError?: (err: Error) => void;
+  /** Epoch milliseconds, for the event log's timestamps and age limit (default Date.now). */
+  clock?: () => number;
+  /** Replay window of the event log (default: the last 100 events, none older than 10 minutes). */
+  eventWindow?: Partial<EventLogWindow>;
 }
 
 /** One SQL file of `migrations/postgres/`, applied at most once per database. */
@@ -119,6 +138,7 @@ interface EndpointRow {
   record: string;
   message_seq: number;
   pending_since: number | null;
+  version: number;
 }
 
 interface OutboxRow {
@@ -148,24 +168,45 @@ const toStored = (row: EndpointRow | undefined): StoredEndpoint | undefined =>
     tokenHash: row.token_hash,
     record: JSON.parse(row.record) as EndpointRecord,
     state: { seq: row.message_seq, pendingSince: row.pending_since },
+    version: row.version,
   };
 
+/** The sweep of old events deletes at most this many rows per statement, and this many statements per call. */
+const PRUNE_BATCH = 5000;
+const PRUNE_MAX_BATCHES = 20;
+
+/** `<endpointId>:<version>` on the changes channel, sent when the statement's transaction commits. */
+const NOTIFY = (versionColumn: string) => `pg_notify('${CHANGES_CHANNEL}', $1::text || ':' || ${versionColumn}::text)`;
+
 const SQL = {
-  get: 'SELECT token_hash, record, message_seq, pending_since FROM endpoints WHERE id = $1',
-  lock: 'SELECT token_hash, record, message_seq, pending_since FROM endpoints WHERE id = $1 FOR UPDATE',
-  // The row and, in the same statement, the outbox entries that no longer belong to the pending
-  // message ($5, the pending seq): all of them when idle ($5 NULL), other messages' when pending.
+  get: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1',
+  lock: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1 FOR UPDATE',
+  // The row (version + 1) and, in the same statement: the outbox entries that no longer belong to
+  // the pending message ($5, the pending seq): all of them when idle ($5 NULL), other messages' when
+  // pending; the event of the new version (at $6, epoch ms); the endpoint's events beyond the window
+  // ($7 events, $8 ms), found through the primary key; and the notification. The sub-statements
+  // share one snapshot, so the prune cannot see (or remove) the event being added.
   write: `WITH stale AS (
             DELETE FROM outbox WHERE endpoint_id = $1 AND ($5::bigint IS NULL OR message_seq <> $5::bigint)
+          ), written AS (
+            UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, version = version + 1, updated_at = now()
+            WHERE id = $1 RETURNING version
+          ), logged AS (
+            INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT $1, version, $2, $6::bigint FROM written
+          ), pruned AS (
+            DELETE FROM endpoint_events
+            WHERE endpoint_id = $1 AND (version <= (SELECT version FROM written) - $7::bigint OR created_at < $6::bigint - $8::bigint)
           )
-          UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, updated_at = now() WHERE id = $1`,
+          SELECT version, ${NOTIFY('version')} FROM written`,
   enqueue: `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
             SELECT $1, $2, d.platform, d.url, d.payload, 0, d.expires_at
             FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[]) AS d (platform, url, payload, expires_at)
             ON CONFLICT DO NOTHING`,
   create: 'INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
-  setToken: 'UPDATE endpoints SET token_hash = $2, updated_at = now() WHERE id = $1',
-  delete: 'DELETE FROM endpoints WHERE id = $1',
+  setToken: `WITH u AS (UPDATE endpoints SET token_hash = $2, updated_at = now() WHERE id = $1 RETURNING version)
+             SELECT ${NOTIFY('version')} FROM u`,
+  // Its events and outbox entries go with it (ON DELETE CASCADE).
+  delete: `WITH d AS (DELETE FROM endpoints WHERE id = $1 RETURNING version) SELECT ${NOTIFY('version')} FROM d`,
   list: 'SELECT id FROM endpoints WHERE id > $1 ORDER BY id LIMIT $2',
   // SKIP LOCKED: an entry another instance is claiming right now is passed over, not waited for;
   // one it has just claimed fails the lease condition when rechecked.
@@ -180,12 +221,21 @@ const SQL = {
   count: 'SELECT count(*) AS n FROM outbox',
   countPending: 'SELECT count(*)::int AS n FROM endpoints WHERE pending_since IS NOT NULL',
   expired: 'SELECT id FROM endpoints WHERE pending_since IS NOT NULL AND pending_since < $1 ORDER BY pending_since LIMIT $2',
+  eventsSince: `SELECT version, record FROM endpoint_events WHERE endpoint_id = $1 AND version > $2 AND created_at >= $3
+                ORDER BY version LIMIT $4`,
+  // The periodic sweep, a batch at a time. SKIP LOCKED: it never waits for a writer (which holds its
+  // endpoint's row lock and may be pruning the same events), so it cannot deadlock with one.
+  pruneEvents: `DELETE FROM endpoint_events WHERE (endpoint_id, version) IN (
+                  SELECT endpoint_id, version FROM endpoint_events WHERE created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+                )`,
 } as const;
 
 export class PostgresEndpointStore implements EndpointStore {
   readonly kind = 'postgres';
   private readonly pool: pg.Pool;
   private readonly options: PostgresStoreOptions;
+  private readonly clock: () => number;
+  private readonly window: EventLogWindow;
   private closed = false;
 
   /** Opens the pool and brings the schema up to date; rejects (pool closed) when either fails. */
@@ -202,6 +252,8 @@ export class PostgresEndpointStore implements EndpointStore {
 
   private constructor(options: PostgresStoreOptions) {
     this.options = options;
+    this.clock = options.clock ?? Date.now;
+    this.window = { ...DEFAULT_EVENT_WINDOW, ...options.eventWindow };
     const statementTimeout = options.statementTimeoutMs ?? 5000;
     const connectTimeout = options.connectionTimeoutMs ?? 2000;
     // pg-pool applies one connectionTimeoutMillis both to connecting and to queueing for a busy
@@ -282,7 +334,9 @@ export class PostgresEndpointStore implements EndpointStore {
     if (!write) return result;
     const { record, state, deliveries = [] } = write;
     const pendingSeq = state.pendingSince === null ? null : state.seq;
-    await client.query(SQL.write, [id, JSON.stringify(record), state.seq, state.pendingSince, pendingSeq]);
+    const { maxEvents, maxAgeMs } = this.window;
+    const params = [id, JSON.stringify(record), state.seq, state.pendingSince, pendingSeq, this.clock(), maxEvents, maxAgeMs];
+    if ((await client.query(SQL.write, params)).rowCount !== 1) return result; // no such row
     if (deliveries.length > 0) {
       await client.query(SQL.enqueue, [
         id,
@@ -308,6 +362,7 @@ export class PostgresEndpointStore implements EndpointStore {
     return (await this.pool.query(SQL.create, [id, tokenHash, JSON.stringify(record)])).rowCount === 1;
   }
 
+  /** Streams authenticated with the old token hear of it (the notification) and end. */
   async setTokenHash(id: string, tokenHash: Uint8Array): Promise<boolean> {
     return (await this.pool.query(SQL.setToken, [id, tokenHash])).rowCount === 1;
   }
@@ -355,6 +410,33 @@ export class PostgresEndpointStore implements EndpointStore {
 
   async listExpired(pendingBefore: number, limit: number): Promise<string[]> {
     return (await this.pool.query<{ id: string }>(SQL.expired, [pendingBefore, limit])).rows.map((r) => r.id);
+  }
+
+  async eventsSince(id: string, afterVersion: number, limit: number): Promise<EndpointEvent[]> {
+    const since = this.clock() - this.window.maxAgeMs;
+    const { rows } = await this.pool.query<{ version: number; record: string }>(SQL.eventsSince, [id, afterVersion, since, limit]);
+    return rows.map((r) => ({ version: r.version, record: JSON.parse(r.record) as EndpointRecord }));
+  }
+
+  async pruneEvents(): Promise<number> {
+    const before = this.clock() - this.window.maxAgeMs;
+    let total = 0;
+    for (let batch = 0; batch < PRUNE_MAX_BATCHES; batch++) {
+      const deleted = (await this.pool.query(SQL.pruneEvents, [before, PRUNE_BATCH])).rowCount ?? 0;
+      total += deleted;
+      if (deleted < PRUNE_BATCH) break;
+    }
+    return total;
+  }
+
+  /** A LISTEN connection of its own, beside the pool; it reconnects by itself. */
+  async openChangeFeed(hooks: { onError?: (err: Error) => void } = {}): Promise<ChangeFeed> {
+    if (this.closed) throw new Error('the store is closed');
+    return PostgresChangeFeed.start({
+      connectionString: this.options.connectionString,
+      ...(this.options.connectionTimeoutMs !== undefined && { connectionTimeoutMs: this.options.connectionTimeoutMs }),
+      ...(hooks.onError && { onError: hooks.onError }),
+    });
   }
 
   async ping(): Promise<void> {

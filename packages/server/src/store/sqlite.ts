@@ -6,10 +6,20 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { Decision, Delivery, EndpointStore, MessageState, StoredEndpoint } from './port.ts';
+import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
+import {
+  DEFAULT_EVENT_WINDOW,
+  type Decision,
+  type Delivery,
+  type EndpointEvent,
+  type EndpointStore,
+  type EventLogWindow,
+  type MessageState,
+  type StoredEndpoint,
+} from './port.ts';
 
 // Ordered and append-only: an existing file runs the ones it has not seen (PRAGMA user_version).
-const MIGRATIONS = [
+export const MIGRATIONS = [
   `CREATE TABLE endpoints (
      id TEXT PRIMARY KEY,
      token_hash BLOB NOT NULL,
@@ -34,13 +44,31 @@ const MIGRATIONS = [
      UNIQUE (endpoint_id, message_seq, platform)
    ) STRICT;
    CREATE INDEX outbox_due ON outbox (next_attempt_at);`,
+  // The change stream: a version per endpoint and a bounded log of its committed records.
+  `ALTER TABLE endpoints ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE endpoint_events (
+     endpoint_id TEXT NOT NULL REFERENCES endpoints (id) ON DELETE CASCADE,
+     version INTEGER NOT NULL,
+     record TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     PRIMARY KEY (endpoint_id, version)
+   ) STRICT;
+   CREATE INDEX endpoint_events_created ON endpoint_events (created_at);`,
 ];
+
+export interface SqliteStoreOptions {
+  /** Epoch milliseconds, for the event log's timestamps and age limit (default Date.now). */
+  clock?: () => number;
+  /** Replay window of the event log (default: the last 100 events, none older than 10 minutes). */
+  eventWindow?: Partial<EventLogWindow>;
+}
 
 interface EndpointRow {
   token_hash: Uint8Array;
   record: string;
   message_seq: number;
   pending_since: number | null;
+  version: number;
 }
 
 interface OutboxRow {
@@ -68,7 +96,11 @@ type StatementName =
   | 'retry'
   | 'count'
   | 'countPending'
-  | 'expired';
+  | 'expired'
+  | 'logEvent'
+  | 'pruneEndpointEvents'
+  | 'eventsSince'
+  | 'pruneEvents';
 
 const toDelivery = (r: OutboxRow): Delivery => ({
   id: r.id,
@@ -85,22 +117,27 @@ export class SqliteEndpointStore implements EndpointStore {
   readonly kind = 'sqlite';
   private readonly db: DatabaseSync;
   private readonly stmts: Record<StatementName, StatementSync>;
+  private readonly clock: () => number;
+  private readonly window: EventLogWindow;
+  private readonly hub = new ChangeHub();
 
-  constructor(path: string) {
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    this.clock = options.clock ?? Date.now;
+    this.window = { ...DEFAULT_EVENT_WINDOW, ...options.eventWindow };
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
     this.migrate();
     const q = (sql: string) => this.db.prepare(sql);
     this.stmts = {
-      get: q('SELECT token_hash, record, message_seq, pending_since FROM endpoints WHERE id = ?'),
+      get: q('SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = ?'),
       write: q(
-        `UPDATE endpoints SET record = ?, message_seq = ?, pending_since = ?,
-           updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?`,
+        `UPDATE endpoints SET record = ?, message_seq = ?, pending_since = ?, version = version + 1,
+           updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ? RETURNING version`,
       ),
       create: q('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
-      setToken: q('UPDATE endpoints SET token_hash = ? WHERE id = ?'),
-      delete: q('DELETE FROM endpoints WHERE id = ?'),
+      setToken: q('UPDATE endpoints SET token_hash = ? WHERE id = ? RETURNING version'),
+      delete: q('DELETE FROM endpoints WHERE id = ? RETURNING version'),
       list: q('SELECT id FROM endpoints WHERE id > ? ORDER BY id LIMIT ?'),
       // Entries of other messages (or all, when idle: the seq argument is then NULL).
       dropStale: q('DELETE FROM outbox WHERE endpoint_id = ? AND (? IS NULL OR message_seq <> ?)'),
@@ -119,6 +156,15 @@ export class SqliteEndpointStore implements EndpointStore {
       count: q('SELECT count(*) AS n FROM outbox'),
       countPending: q('SELECT count(*) AS n FROM endpoints WHERE pending_since IS NOT NULL'),
       expired: q('SELECT id FROM endpoints WHERE pending_since IS NOT NULL AND pending_since < ? ORDER BY pending_since LIMIT ?'),
+      logEvent: q('INSERT INTO endpoint_events (endpoint_id, version, record, created_at) VALUES (?, ?, ?, ?)'),
+      // Beyond the window, counted from the version just written, or too old: usually one row, found
+      // through the primary key.
+      pruneEndpointEvents: q('DELETE FROM endpoint_events WHERE endpoint_id = ? AND (version <= ? OR created_at < ?)'),
+      eventsSince: q(
+        `SELECT version, record FROM endpoint_events WHERE endpoint_id = ? AND version > ? AND created_at >= ?
+         ORDER BY version LIMIT ?`,
+      ),
+      pruneEvents: q('DELETE FROM endpoint_events WHERE created_at < ?'),
     };
   }
 
@@ -148,16 +194,31 @@ export class SqliteEndpointStore implements EndpointStore {
     const row = this.stmts.get.get(id) as EndpointRow | undefined;
     if (!row) return undefined;
     const state: MessageState = { seq: row.message_seq, pendingSince: row.pending_since };
-    return { tokenHash: row.token_hash, record: JSON.parse(row.record) as EndpointRecord, state };
+    return { tokenHash: row.token_hash, record: JSON.parse(row.record) as EndpointRecord, state, version: row.version };
   }
 
-  private commit<T>(id: string, { write, result }: Decision<T>): T {
-    if (!write) return result;
+  /**
+   * Writes what `decide` decided, inside the caller's transaction: the row (its version + 1), the
+   * event of that version, the pruned log and the outbox. Returns the new version, if it wrote.
+   */
+  private commit<T>(id: string, { write, result }: Decision<T>): { result: T; version?: number } {
+    if (!write) return { result };
     const { record, state, deliveries = [] } = write;
-    this.stmts.write.run(JSON.stringify(record), state.seq, state.pendingSince, id);
+    const json = JSON.stringify(record);
+    const written = this.stmts.write.get(json, state.seq, state.pendingSince, id) as { version: number } | undefined;
+    if (!written) return { result }; // no such row: decide wrote for an endpoint that is not there
+    const now = this.clock();
+    this.stmts.logEvent.run(id, written.version, json, now);
+    this.stmts.pruneEndpointEvents.run(id, written.version - this.window.maxEvents, now - this.window.maxAgeMs);
     const pendingSeq = state.pendingSince === null ? null : state.seq;
     this.stmts.dropStale.run(id, pendingSeq, pendingSeq);
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
+    return { result, version: written.version };
+  }
+
+  /** After the commit: tells the change feed. */
+  private committed<T>(id: string, { result, version }: { result: T; version?: number }): T {
+    if (version !== undefined) this.hub.publish(id, version);
     return result;
   }
 
@@ -166,7 +227,7 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
-    return this.transaction(() => this.commit(id, decide(this.read(id))));
+    return this.committed(id, this.transaction(() => this.commit(id, decide(this.read(id)))));
   }
 
   async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {
@@ -174,11 +235,19 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async setTokenHash(id: string, tokenHash: Uint8Array): Promise<boolean> {
-    return this.stmts.setToken.run(tokenHash, id).changes === 1;
+    // Streams authenticated with the old token hear of it and end.
+    return this.notified(id, this.stmts.setToken.get(tokenHash, id));
   }
 
   async delete(id: string): Promise<boolean> {
-    return this.stmts.delete.run(id).changes === 1;
+    // Its events and outbox entries go with it (ON DELETE CASCADE); its streams hear of it and end.
+    return this.notified(id, this.stmts.delete.get(id));
+  }
+
+  private notified(id: string, row: unknown): boolean {
+    if (!row) return false;
+    this.hub.publish(id, (row as { version: number }).version);
+    return true;
   }
 
   async listIds(after: string | undefined, limit: number): Promise<string[]> {
@@ -193,10 +262,11 @@ export class SqliteEndpointStore implements EndpointStore {
     delivery: Delivery,
     decide: (current: StoredEndpoint | undefined, stillQueued: boolean) => Decision<T>,
   ): Promise<T> {
-    return this.transaction(() => {
+    const outcome = this.transaction(() => {
       const stillQueued = this.stmts.dequeue.run(delivery.id).changes === 1;
       return this.commit(delivery.endpointId, decide(this.read(delivery.endpointId), stillQueued));
     });
+    return this.committed(delivery.endpointId, outcome);
   }
 
   async retryDelivery(id: number, nextAttemptAt: number): Promise<void> {
@@ -217,6 +287,22 @@ export class SqliteEndpointStore implements EndpointStore {
 
   async listExpired(pendingBefore: number, limit: number): Promise<string[]> {
     return (this.stmts.expired.all(pendingBefore, limit) as { id: number | string }[]).map((r) => String(r.id));
+  }
+
+  async eventsSince(id: string, afterVersion: number, limit: number): Promise<EndpointEvent[]> {
+    const rows = this.stmts.eventsSince.all(id, afterVersion, this.clock() - this.window.maxAgeMs, limit) as unknown as {
+      version: number;
+      record: string;
+    }[];
+    return rows.map((r) => ({ version: r.version, record: JSON.parse(r.record) as EndpointRecord }));
+  }
+
+  async pruneEvents(): Promise<number> {
+    return Number(this.stmts.pruneEvents.run(this.clock() - this.window.maxAgeMs).changes);
+  }
+
+  async openChangeFeed(): Promise<ChangeFeed> {
+    return this.hub.feed();
   }
 
   async ping(): Promise<void> {

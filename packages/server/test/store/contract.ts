@@ -1,10 +1,51 @@
 // The store contract: one suite every adapter of the EndpointStore port must pass.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { initialRecord } from '../../src/domain/record.ts';
-import type { EndpointStore } from '../../src/store/port.ts';
+import { type EndpointRecord, initialRecord } from '../../src/domain/record.ts';
+import type { ChangeFeed } from '../../src/events/hub.ts';
+import type { EndpointStore, EventLogWindow } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
 
-export function describeStoreContract(name: string, open: () => Promise<EndpointStore>): void {
+/** What the event-log cases need to control in a fresh store. */
+export interface ContractStoreOptions {
+  clock?: () => number;
+  eventWindow?: Partial<EventLogWindow>;
+}
+
+/** Collects change notices of one endpoint and waits for them (PostgreSQL delivers them asynchronously). */
+function noticesOf(feed: ChangeFeed, endpointId: string) {
+  const versions: number[] = [];
+  let waiter: (() => void) | undefined;
+  const unsubscribe = feed.subscribe(endpointId, (version) => {
+    if (version === undefined) return; // "look again" after a reconnection: not a change
+    versions.push(version);
+    waiter?.();
+  });
+  return {
+    versions,
+    unsubscribe,
+    /** Resolves once `n` notices arrived; rejects after 5 s. */
+    async count(n: number): Promise<number[]> {
+      const deadline = Date.now() + 5000;
+      while (versions.length < n) {
+        if (Date.now() > deadline) throw new Error(`expected ${n} notices for ${endpointId}, got ${JSON.stringify(versions)}`);
+        await new Promise<void>((resolve) => {
+          waiter = resolve;
+          setTimeout(resolve, 50);
+        });
+      }
+      return versions;
+    },
+  };
+}
+
+/** A record with one more blacklist word: every call is a distinct change. */
+const withWord = (record: EndpointRecord, word: string): EndpointRecord => {
+  const next = structuredClone(record);
+  next.config.blacklist.push(word);
+  return next;
+};
+
+export function describeStoreContract(name: string, open: (options?: ContractStoreOptions) => Promise<EndpointStore>): void {
   describe(`EndpointStore contract: ${name}`, () => {
     let store: EndpointStore;
     beforeEach(async () => {
@@ -197,6 +238,168 @@ export function describeStoreContract(name: string, open: () => Promise<Endpoint
         const [d] = await store.claimDeliveries(2000, 100, 10);
         await store.dropDelivery(d!.id);
         expect(await store.countDeliveries()).toBe(0);
+      });
+    });
+
+    describe('event log', () => {
+      /** One committed change: appends `word` to the blacklist. */
+      const change = (id: string, word: string) =>
+        store.update(id, (cur) => ({ write: { record: withWord(cur!.record, word), state: cur!.state }, result: undefined }));
+
+      it('when an endpoint is created, then its version is 0 and its log is empty', async () => {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        expect((await store.get('ep-1'))!.version).toBe(0);
+        expect(await store.eventsSince('ep-1', 0, 10)).toEqual([]);
+        expect(await store.eventsSince('missing', 0, 10)).toEqual([]);
+      });
+
+      it('when updates write, then each increments the version once and logs the committed record under it', async () => {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        await change('ep-1', 'a');
+        await change('ep-1', 'b');
+        const current = (await store.get('ep-1'))!;
+        expect(current.version).toBe(2);
+        const events = await store.eventsSince('ep-1', 0, 10);
+        expect(events.map((e) => [e.version, e.record.config.blacklist])).toEqual([
+          [1, ['a']],
+          [2, ['a', 'b']],
+        ]);
+        expect(events[1]!.record).toEqual(current.record);
+        expect((await store.eventsSince('ep-1', 1, 10)).map((e) => e.version)).toEqual([2]);
+        expect((await store.eventsSince('ep-1', 0, 1)).map((e) => e.version)).toEqual([1]);
+        expect(await store.eventsSince('ep-1', 2, 10)).toEqual([]);
+      });
+
+      it('when decide writes nothing or throws, then neither the version nor the log changes', async () => {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        await change('ep-1', 'a');
+        await store.update('ep-1', () => ({ result: undefined }));
+        await expect(
+          store.update('ep-1', () => {
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        expect((await store.get('ep-1'))!.version).toBe(1);
+        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([1]);
+      });
+
+      it('when a rotation changes the token, then it is no change of the record: no version, no event', async () => {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        await store.setTokenHash('ep-1', hashToken('t2'));
+        expect((await store.get('ep-1'))!.version).toBe(0);
+        expect(await store.eventsSince('ep-1', 0, 10)).toEqual([]);
+      });
+
+      it('when a delivery completes with a write, then that is one more version; completed without one, none', async () => {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        const deliveries = (['chat_a', 'chat_b'] as const).map((platform) => ({ platform, url: `https://h.example/${platform}`, payload: '{}', expiresAt: 10_000 }));
+        await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries }, result: undefined }));
+        const [first, second] = await store.claimDeliveries(2000, 60_000, 10);
+        await store.completeDelivery(first!, (cur) => {
+          const record = structuredClone(cur!.record);
+          record.meta.read[first!.platform] = true;
+          return { write: { record, state: cur!.state }, result: undefined };
+        });
+        await store.completeDelivery(second!, () => ({ result: undefined }));
+        expect((await store.get('ep-1'))!.version).toBe(2);
+        const events = await store.eventsSince('ep-1', 0, 10);
+        expect(events.map((e) => e.version)).toEqual([1, 2]);
+        expect(events[1]!.record.meta.read[first!.platform]).toBe(true);
+      });
+
+      it('when more changes commit than the window holds, then only the newest are kept', async () => {
+        await store.close();
+        store = await open({ eventWindow: { maxEvents: 5 } });
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        for (let i = 1; i <= 12; i++) await change('ep-1', `w${i}`);
+        expect((await store.get('ep-1'))!.version).toBe(12);
+        expect((await store.eventsSince('ep-1', 0, 100)).map((e) => e.version)).toEqual([8, 9, 10, 11, 12]);
+        expect((await store.eventsSince('ep-1', 9, 100)).map((e) => e.version)).toEqual([10, 11, 12]);
+      });
+
+      it('when events pass the age limit, then they are never returned, and the sweep or the next write deletes them', async () => {
+        let now = 1_000_000;
+        await store.close();
+        store = await open({ clock: () => now, eventWindow: { maxAgeMs: 1000 } });
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        await store.create('ep-2', hashToken('t'), initialRecord());
+        await change('ep-1', 'a'); // v1 at t
+        await change('ep-2', 'a'); // v1 at t
+        now += 600;
+        await change('ep-1', 'b'); // v2 at t + 600
+        now += 600; // ep-1 v1 and ep-2 v1 are now 1200 ms old
+        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([2]);
+        expect(await store.eventsSince('ep-2', 0, 10)).toEqual([]);
+        expect(await store.pruneEvents()).toBe(2);
+        expect(await store.pruneEvents()).toBe(0);
+        now += 2000;
+        await change('ep-1', 'c'); // v3; the write itself prunes v2
+        await change('ep-2', 'b');
+        expect(await store.pruneEvents()).toBe(0);
+        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([3]);
+        expect((await store.get('ep-1'))!.version).toBe(3);
+      });
+
+      it('when an endpoint is deleted, then its events go with it', async () => {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        await change('ep-1', 'a');
+        await change('ep-1', 'b');
+        await store.delete('ep-1');
+        expect(await store.eventsSince('ep-1', 0, 10)).toEqual([]);
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        expect((await store.get('ep-1'))!.version).toBe(0);
+        expect(await store.eventsSince('ep-1', 0, 10)).toEqual([]);
+        expect(await store.pruneEvents()).toBe(0);
+      });
+
+      it('when hundreds of updates run at once, then the versions are consecutive and each event holds the record of its version', async () => {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        await Promise.all(Array.from({ length: 250 }, (_, i) => change('ep-1', `w${i}`)));
+        expect((await store.get('ep-1'))!.version).toBe(250);
+        const events = await store.eventsSince('ep-1', 0, 1000);
+        expect(events.map((e) => e.version)).toEqual(Array.from({ length: 100 }, (_, i) => 151 + i));
+        for (const [i, e] of events.entries()) {
+          // Version v is the v-th committed append, and each record extends the one before it.
+          expect(e.record.config.blacklist).toHaveLength(e.version);
+          if (i > 0) expect(e.record.config.blacklist.slice(0, -1)).toEqual(events[i - 1]!.record.config.blacklist);
+        }
+      });
+
+      it('when a write commits, then the change feed tells the subscribers of that endpoint its version, and only them', async () => {
+        const feed = await store.openChangeFeed();
+        try {
+          await store.create('ep-1', hashToken('t'), initialRecord());
+          await store.create('ep-2', hashToken('t'), initialRecord());
+          const one = noticesOf(feed, 'ep-1');
+          const two = noticesOf(feed, 'ep-2');
+          await store.update('ep-1', () => ({ result: undefined })); // no write: no notice
+          await change('ep-1', 'a');
+          await change('ep-1', 'b');
+          expect(await one.count(2)).toEqual([1, 2]);
+          one.unsubscribe();
+          await change('ep-1', 'c');
+          await change('ep-2', 'a');
+          expect(await two.count(1)).toEqual([1]);
+          expect(one.versions).toEqual([1, 2]);
+        } finally {
+          await feed.close();
+        }
+      });
+
+      it('when the token is rotated or the endpoint deleted, then its subscribers are told (their streams must end)', async () => {
+        const feed = await store.openChangeFeed();
+        try {
+          await store.create('ep-1', hashToken('t'), initialRecord());
+          const notices = noticesOf(feed, 'ep-1');
+          await change('ep-1', 'a');
+          await notices.count(1);
+          await store.setTokenHash('ep-1', hashToken('t2'));
+          await store.delete('ep-1');
+          // Both tell the current version: nothing new to read, but the token must be checked again.
+          expect(await notices.count(3)).toEqual([1, 1, 1]);
+        } finally {
+          await feed.close();
+        }
       });
     });
 

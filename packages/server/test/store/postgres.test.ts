@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
+import type { ChangeFeed } from '../../src/events/hub.ts';
 import { PostgresEndpointStore, type PostgresStoreOptions, loadMigrations, migrate } from '../../src/store/postgres.ts';
 import { hashToken } from '../../src/tokens.ts';
 import { describeStoreContract } from './contract.ts';
@@ -61,7 +62,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
   /** A store on empty tables (the tables of the one scratch database are truncated). */
   const fresh = async (options: Partial<PostgresStoreOptions> = {}) => {
-    await admin.query('TRUNCATE outbox, endpoints RESTART IDENTITY');
+    await admin.query('TRUNCATE endpoint_events, outbox, endpoints RESTART IDENTITY');
     return PostgresEndpointStore.open({ connectionString: db.url, ...options });
   };
 
@@ -72,7 +73,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     return extra;
   };
 
-  describeStoreContract('postgres', () => fresh());
+  describeStoreContract('postgres', (options) => fresh(options));
 
   describe('migrations', () => {
     it('when a database is opened twice, then the migrations run once and the data stays', async () => {
@@ -99,6 +100,22 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         const { rows } = await c.query('SELECT count(*)::int AS n FROM schema_migrations');
         expect(rows[0].n).toBe(loadMigrations().length);
       });
+    });
+
+    it('when a database of the first schema is migrated, then its endpoints start at version 0 and their changes are logged', async () => {
+      const { url } = await emptyDatabase();
+      await withClient(url, async (c) => {
+        expect(await migrate(c, loadMigrations().slice(0, 1))).toEqual([1]);
+        await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', ['ep-1', hashToken('t'), JSON.stringify(initialRecord())]);
+      });
+      const store = await PostgresEndpointStore.open({ connectionString: url });
+      try {
+        expect((await store.get('ep-1'))!.version).toBe(0);
+        await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([1]);
+      } finally {
+        await store.close();
+      }
     });
 
     it('when the migration files are read, then their versions run 1..n in order', () => {
@@ -187,6 +204,106 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         await a.close();
         await b.close();
       }
+    });
+  });
+
+  describe('change feed (LISTEN/NOTIFY)', () => {
+    /** Versions told to a subscriber of `id`; `undefined` entries are "look again" after a reconnection. */
+    const listen = (feed: ChangeFeed, id: string) => {
+      const heard: (number | undefined)[] = [];
+      feed.subscribe(id, (version) => heard.push(version));
+      return heard;
+    };
+    const until = async (what: string, condition: () => boolean) => {
+      const deadline = Date.now() + 10_000;
+      while (!condition()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const change = (store: PostgresEndpointStore, word: string) =>
+      store.update('ep-1', (cur) => {
+        const record = structuredClone(cur!.record);
+        record.config.blacklist.push(word);
+        return { write: { record, state: cur!.state }, result: undefined };
+      });
+
+    it('when one instance commits a change, then the feed of another instance hears its version', async () => {
+      const a = await fresh();
+      const b = await PostgresEndpointStore.open({ connectionString: db.url });
+      const feed = await b.openChangeFeed();
+      try {
+        await a.create('ep-1', hashToken('t'), initialRecord());
+        const heard = listen(feed, 'ep-1');
+        await change(a, 'x');
+        await change(b, 'y');
+        await until('two notices', () => heard.length >= 2);
+        expect(heard).toEqual([1, 2]);
+        // The notice carries no record: a NOTIFY payload is the ID and the version only.
+        expect((await b.eventsSince('ep-1', 0, 10)).map((e) => e.record.config.blacklist)).toEqual([['x'], ['x', 'y']]);
+      } finally {
+        await feed.close();
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('when a transaction that notified rolls back, then nothing is heard', async () => {
+      const store = await fresh();
+      const feed = await store.openChangeFeed();
+      try {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        const heard = listen(feed, 'ep-1');
+        // Written (and notified) inside a transaction that then fails.
+        await admin.query('BEGIN');
+        await admin.query("SELECT pg_notify('chatbridge_changes', 'ep-1:41')");
+        await admin.query('ROLLBACK');
+        await change(store, 'x');
+        await until('the committed notice', () => heard.length >= 1);
+        expect(heard).toEqual([1]);
+      } finally {
+        await feed.close();
+        await store.close();
+      }
+    });
+
+    it('when the LISTEN connection is killed, then the feed reconnects, tells every subscriber to look again, and hears later changes', async () => {
+      const store = await fresh();
+      const errors: Error[] = [];
+      const feed = await store.openChangeFeed({ onError: (err) => errors.push(err) });
+      try {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        const heard = listen(feed, 'ep-1');
+        await change(store, 'x');
+        await until('the first notice', () => heard.length >= 1);
+        const { rows } = await admin.query(
+          "SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE application_name = 'chatbridge-listen' AND datname = current_database()",
+        );
+        expect(rows).toEqual([{ killed: true }]);
+        // A change committed while nobody listens is not heard as such; the "look again" covers it.
+        await until('the look-again notice after reconnecting', () => heard.includes(undefined));
+        expect(errors.length).toBeGreaterThan(0);
+        await change(store, 'y');
+        await until('the notice after reconnecting', () => heard.includes(2));
+        expect(heard.filter((v) => v !== undefined)).toEqual([1, 2]);
+      } finally {
+        await feed.close();
+        await store.close();
+      }
+    });
+
+    it('when the feed is closed, then its connection is gone', async () => {
+      const store = await fresh();
+      const feed = await store.openChangeFeed();
+      const listeners = async () =>
+        (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'chatbridge-listen' AND datname = current_database()")).rows[0].n;
+      expect(await listeners()).toBe(1);
+      await feed.close();
+      await until('the connection to close', () => true);
+      const deadline = Date.now() + 5000;
+      while ((await listeners()) !== 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await listeners()).toBe(0);
+      await store.close();
     });
   });
 

@@ -1,0 +1,94 @@
+// What the event streams of one server instance share: the change feed, the settings, the set of
+// open streams (so shutdown can end them instead of waiting for clients that never hang up), and the
+// periodic sweep of the event log.
+import type { Logger } from '../logger.ts';
+import type { EndpointStore } from '../store/port.ts';
+import type { ChangeFeed } from './hub.ts';
+
+export interface EventStreamSettings {
+  /** A comment line this often keeps proxies from closing idle streams (default 15 s). */
+  heartbeatMs: number;
+  /** Reconnection delay announced to clients in the `retry:` field (default 2 s). */
+  retryMs: number;
+  /** Events read from the log per query while replaying or catching up (default 100). */
+  batchSize: number;
+  /** How often events past the age limit are deleted from every endpoint's log (default 60 s). */
+  sweepMs: number;
+}
+
+export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
+  heartbeatMs: 15_000,
+  retryMs: 2000,
+  batchSize: 100,
+  sweepMs: 60_000,
+};
+
+export class EventStreams {
+  readonly feed: ChangeFeed;
+  readonly settings: EventStreamSettings;
+  private readonly open = new Set<() => void>();
+  private ending = false;
+
+  constructor(feed: ChangeFeed, settings: Partial<EventStreamSettings> = {}) {
+    this.feed = feed;
+    this.settings = { ...DEFAULT_EVENT_STREAM_SETTINGS, ...settings };
+  }
+
+  /** True once shutdown began: new streams end at once (their clients reconnect elsewhere). */
+  get closed(): boolean {
+    return this.ending;
+  }
+
+  /** Streams open now. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Registers an open stream by the function that ends it; returns the function that forgets it. */
+  track(end: () => void): () => void {
+    this.open.add(end);
+    return () => this.open.delete(end);
+  }
+
+  /** Ends every open stream and every one opened from now on. */
+  endAll(): void {
+    this.ending = true;
+    for (const end of [...this.open]) end();
+  }
+}
+
+export interface EventsRuntime {
+  streams: EventStreams;
+  /** Ends the streams, stops the sweep and closes the change feed. */
+  close(): Promise<void>;
+}
+
+/** Opens the store's change feed and starts the sweep of old events. */
+export async function startEvents(options: {
+  store: EndpointStore;
+  logger: Logger;
+  settings?: Partial<EventStreamSettings>;
+}): Promise<EventsRuntime> {
+  const { store, logger } = options;
+  const feed = await store.openChangeFeed({
+    onError: (err) => logger.warn({ err: { message: err.message } }, 'change feed connection lost; reconnecting'),
+  });
+  const streams = new EventStreams(feed, options.settings);
+  let sweeping: Promise<unknown> | undefined;
+  const sweep = setInterval(() => {
+    sweeping ??= store
+      .pruneEvents()
+      .catch((err: unknown) => logger.warn({ err }, 'event log sweep failed; retrying later'))
+      .finally(() => (sweeping = undefined));
+  }, streams.settings.sweepMs);
+  sweep.unref();
+  return {
+    streams,
+    async close() {
+      streams.endAll();
+      clearInterval(sweep);
+      await sweeping;
+      await feed.close();
+    },
+  };
+}

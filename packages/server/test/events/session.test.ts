@@ -1,0 +1,117 @@
+// The event stream's own bookkeeping, without the rest of the app: where a stream resumes, and that a
+// stream the client leaves gives back its subscription, its timer and its place among open streams.
+import { mkdtempSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
+import { afterEach, describe, expect, it } from 'vitest';
+import { initialRecord } from '../../src/domain/record.ts';
+import type { ChangeFeed } from '../../src/events/hub.ts';
+import { formatEvent, openEventStream, resumePoint } from '../../src/events/session.ts';
+import { EventStreams } from '../../src/events/streams.ts';
+import { createLogger } from '../../src/logger.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { hashToken } from '../../src/tokens.ts';
+
+describe('resumePoint', () => {
+  it('when neither header nor query is given, then the stream starts fresh', () => {
+    expect(resumePoint(undefined, undefined)).toEqual({ kind: 'fresh' });
+    expect(resumePoint('', undefined)).toEqual({ kind: 'fresh' });
+    expect(resumePoint('  ', undefined)).toEqual({ kind: 'fresh' });
+  });
+
+  it('when the header is a version, then it wins over the query', () => {
+    expect(resumePoint('41', undefined)).toEqual({ kind: 'after', version: 41 });
+    expect(resumePoint('0', 7)).toEqual({ kind: 'after', version: 0 });
+    expect(resumePoint(undefined, 7)).toEqual({ kind: 'after', version: 7 });
+  });
+
+  it.each(['abc', '-1', '1.5', '01', '1e3', '99999999999999999', '1,2'])('when the header is %j, then it is no version: reset', (header) => {
+    expect(resumePoint(header, 3)).toEqual({ kind: 'unknown' });
+  });
+
+  it('when the header was sent twice, then it is no version', () => {
+    expect(resumePoint(['1', '2'], undefined)).toEqual({ kind: 'unknown' });
+  });
+});
+
+describe('formatEvent', () => {
+  it('when a record holds line breaks, then the event still has exactly one data line', () => {
+    const record = initialRecord();
+    record.config.blacklist = ['line\nbreak', 'carriage\rreturn', 'both\r\n', 'sep\u2028'];
+    const lines = formatEvent(3, 'record', record).split(/\r\n|\r|\n/);
+    expect(lines).toEqual(['id: 3', 'event: record', `data: ${JSON.stringify(record)}`, '', '']);
+  });
+});
+
+describe('openEventStream', () => {
+  let server: Server | undefined;
+  let store: SqliteEndpointStore | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await store?.close();
+  });
+
+  /** A bare app serving one stream per request of ep-1, over a feed that counts its subscriptions. */
+  async function serve() {
+    store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-session-')), 'store.sqlite'));
+    await store.create('ep-1', hashToken('t'), initialRecord());
+    const inner = await store.openChangeFeed();
+    let subscriptions = 0;
+    const feed: ChangeFeed = {
+      subscribe(id, listener) {
+        subscriptions++;
+        const off = inner.subscribe(id, listener);
+        return () => {
+          subscriptions--;
+          off();
+        };
+      },
+      close: () => inner.close(),
+    };
+    const streams = new EventStreams(feed, { heartbeatMs: 20 });
+    const app = express();
+    const logger = createLogger('silent');
+    app.get('/s', (req, res) =>
+      openEventStream({ store: store!, streams, endpointId: 'ep-1', token: 't', resume: { kind: 'fresh' }, req, res, logger }),
+    );
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server!.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/s`;
+    return { url, streams, subscriptions: () => subscriptions };
+  }
+
+  const until = async (what: string, condition: () => boolean) => {
+    const deadline = Date.now() + 5000;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
+  it('when clients disconnect, then their subscriptions and places among the open streams are given back', async () => {
+    const { url, streams, subscriptions } = await serve();
+    const controllers = Array.from({ length: 3 }, () => new AbortController());
+    const responses = await Promise.all(controllers.map((c) => fetch(url, { signal: c.signal })));
+    for (const r of responses) await r.body!.getReader().read();
+    expect(streams.size).toBe(3);
+    expect(subscriptions()).toBe(3);
+    for (const c of controllers) c.abort();
+    await until('every stream to end', () => streams.size === 0 && subscriptions() === 0);
+  });
+
+  it('when the streams are ended for shutdown, then each response ends and new ones end at once', async () => {
+    const { url, streams, subscriptions } = await serve();
+    const response = await fetch(url);
+    const text = response.text();
+    await until('the stream to open', () => streams.size === 1);
+    streams.endAll();
+    expect(await text).toMatch(/^retry: 2000\n\nid: 0\nevent: record\n/);
+    expect(subscriptions()).toBe(0);
+    expect(await (await fetch(url)).text()).toBe('retry: 2000\n\n');
+    expect(streams.size).toBe(0);
+  });
+});
