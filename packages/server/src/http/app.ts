@@ -31,7 +31,7 @@ function adminGuard(adminTokenHash: Uint8Array | undefined): RequestHandler {
 function requestMetrics({ metrics }: AppDeps): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
-    res.on('finish', () => {
+    res.on('close', () => {
       const operation = openapiOf(req).schema?.operationId ?? 'unmatched';
       metrics.httpRequests.inc({ operation, status: String(res.statusCode) });
       metrics.httpDuration.observe({ operation }, Number(process.hrtime.bigint() - started) / 1e9);

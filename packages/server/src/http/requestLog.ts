@@ -24,7 +24,8 @@ export function requestLog(logger: Logger): RequestHandler {
     let child: Logger | undefined;
     Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= logger.child({ reqId: id })) });
     const started = performance.now();
-    res.on('finish', () => {
+    // 'close' also fires when a client drops a long-lived response (an event stream).
+    res.on('close', () => {
       const level = res.statusCode >= 500 ? 'error' : 'info';
       if (!logger.isLevelEnabled(level)) return;
       // Only what an operator needs: never headers (Authorization) nor the raw URL (token).
