@@ -14,7 +14,9 @@
 // (each property has its own fresh server, so a property replays identically on its own).
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { openStore } from '../../src/store/open.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
+import { createScratchDatabase } from '../store/pgScratch.ts';
 import { type Draft, POOL, POOL_PROVISIONED, draftArb, render } from './cases.ts';
 import { HEAD_LIMIT, type Row, type Snapshot, check, factsOf, problemViolations, sentParams } from './oracle.ts';
 import { PARSER_MAY_ANSWER, lineDraftArb, renderLine } from './requestLine.ts';
@@ -44,9 +46,17 @@ interface Ctx {
   host: string;
 }
 
-async function withServer(fn: (ctx: Ctx) => Promise<void>): Promise<void> {
+/** Every store the run can reach: PostgreSQL too whenever DATABASE_URL is set (CI always sets it). */
+const STORES = ['sqlite', ...(process.env.DATABASE_URL ? ['postgres' as const] : [])] as const;
+type StoreKind = (typeof STORES)[number];
+/** PostgreSQL runs a quarter of the cases: the same generators, a bounded share of the run time. */
+const runsOn = (kind: StoreKind, runs: number) => (kind === 'postgres' ? Math.ceil(runs / 4) : runs);
+
+async function withServer(kind: StoreKind, fn: (ctx: Ctx) => Promise<void>): Promise<void> {
+  const db = kind === 'postgres' ? await createScratchDatabase(process.env.DATABASE_URL!) : undefined;
+  const store = db ? await openStore({ kind: 'postgres', databaseUrl: db.url, poolSize: 4 }) : undefined;
   // A TTL far beyond the run, so no pending message expires between two snapshots.
-  const server = await startTestServer({ messageTtlMs: 24 * 3600_000 });
+  const server = await startTestServer({ messageTtlMs: 24 * 3600_000, ...(store && { store }) });
   // No webhook delivery: the generated webhook URLs name real hosts (the spec's examples), and
   // these tests talk to loopback only. The relay has its own tests.
   await server.relay.stop();
@@ -57,12 +67,20 @@ async function withServer(fn: (ctx: Ctx) => Promise<void>): Promise<void> {
     await fn({ server, tokens, host: '127.0.0.1' });
   } finally {
     await server.close();
+    await db?.drop();
   }
 }
+
+/** Only IDs the spec allows can be stored; others (e.g. holding NUL, which PostgreSQL refuses) are absent. */
+const STORABLE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 async function snapshot(ctx: Ctx, ids: Iterable<string>): Promise<Snapshot> {
   const rows = new Map<string, Row | undefined>();
   for (const id of ids) {
+    if (!STORABLE_ID.test(id)) {
+      rows.set(id, undefined);
+      continue;
+    }
     const stored = await ctx.server.store.get(id);
     rows.set(id, stored && { token: Buffer.from(stored.tokenHash).toString('hex'), record: JSON.stringify(stored.record), state: JSON.stringify(stored.state ?? null) });
   }
@@ -127,10 +145,10 @@ describe('hostile input, generated from the spec', () => {
     for (const e of tally.violations.values()) console.log(`[property] VIOLATION x${e.count} ${e.signature}\n${e.example}\n`);
   });
 
-  for (const op of spec.operations) {
-    const numRuns = RUNS * unitsOf(op);
-    it(`${op.operationId} (${op.method} ${op.path}): ${numRuns} hostile requests, never a 5xx, errors name the parameter, rejected requests change nothing`, async () => {
-      await withServer(async (ctx) => {
+  for (const kind of STORES) for (const op of spec.operations) {
+    const numRuns = runsOn(kind, RUNS * unitsOf(op));
+    it(`[${kind}] ${op.operationId} (${op.method} ${op.path}): ${numRuns} hostile requests, never a 5xx, errors name the parameter, rejected requests change nothing`, async () => {
+      await withServer(kind, async (ctx) => {
         const property = fc.asyncProperty(draftArb(op), async (draft) => {
           const rendered = render(draft, { token: (id) => ctx.tokens.get(id) ?? ctx.tokens.get(POOL[0])!, adminToken: ctx.server.adminToken });
           const watch = watchedIds(draft);
@@ -163,7 +181,7 @@ describe('hostile input, generated from the spec', () => {
   }
 
   it(`request lines: ${RUNS * LINE_UNITS} raw bytes, odd forms, odd methods and heads around 128 KiB, never a 5xx`, async () => {
-    await withServer(async (ctx) => {
+    await withServer('sqlite', async (ctx) => {
       const property = fc.asyncProperty(lineDraftArb(spec), async (d) => {
         const line = renderLine(d, { token: ctx.tokens.get(POOL[0])!, adminToken: ctx.server.adminToken });
         const bytes = encodeRequest(ctx.host, line);
