@@ -58,6 +58,11 @@ const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RESULTS = join(ROOT, 'bench/results');
 const PROFILES = join(RESULTS, 'profiles');
 const SERVER_MAIN = 'packages/server/src/main.ts';
+/** The V8 flags `pnpm start` runs the server with (root package.json), so the bench measures the same process. */
+const START_FLAGS: string[] = (() => {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  return start.slice(1, start.indexOf(SERVER_MAIN));
+})();
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -224,7 +229,7 @@ async function startTarget(def: ScenarioDef, data: Dataset, recordFile: string, 
       ? spawnTracked('baseline server', [...nodeFlags, 'bench/baseline-server.ts', recordFile], childEnv({ PORT: String(port), HOST: '127.0.0.1' }), ROOT)
       : spawnTracked(
           'chatbridge server',
-          [...nodeFlags, SERVER_MAIN],
+          [...START_FLAGS, ...nodeFlags, SERVER_MAIN],
           childEnv({ ...settings.serverEnv, PORT: String(port), ...data.storeEnv }),
           ROOT,
         );

@@ -1,6 +1,7 @@
 // The embedded store: one SQLite file through node:sqlite (no native build). WAL mode with
 // synchronous=FULL, so a write is on disk before it is acknowledged. node:sqlite is synchronous, so a
-// transaction never interleaves with another request in this process; BEGIN IMMEDIATE serialises
+// transaction never interleaves with another request in this process (updates are grouped into one
+// transaction per event-loop turn, see groupCommit); BEGIN IMMEDIATE serialises
 // writers across processes (the CLI may run beside the server).
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -63,6 +64,13 @@ export interface SqliteStoreOptions {
   eventWindow?: Partial<EventLogWindow>;
 }
 
+interface QueuedUpdate {
+  id: string;
+  run: () => { result: unknown; version?: number };
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 interface EndpointRow {
   token_hash: Uint8Array;
   record: string;
@@ -120,6 +128,8 @@ export class SqliteEndpointStore implements EndpointStore {
   private readonly clock: () => number;
   private readonly window: EventLogWindow;
   private readonly hub = new ChangeHub();
+  /** Updates waiting for the next group commit. */
+  private readonly queued: QueuedUpdate[] = [];
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.clock = options.clock ?? Date.now;
@@ -227,7 +237,51 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
-    return this.committed(id, this.transaction(() => this.commit(id, decide(this.read(id)))));
+    return new Promise<T>((resolve, reject) => {
+      if (this.queued.length === 0) setImmediate(() => this.groupCommit());
+      this.queued.push({ id, run: () => this.commit(id, decide(this.read(id))), resolve: resolve as (v: unknown) => void, reject });
+    });
+  }
+
+  /**
+   * Group commit: the updates queued during one event-loop turn run in one transaction, each in its
+   * own savepoint (one that throws is undone alone, in order, so each still sees the ones before it),
+   * and all are acknowledged after the single COMMIT. One fsync covers the batch, and nothing is
+   * acknowledged before it is durable. The profile showed an fsync per update bounding throughput.
+   */
+  private groupCommit(): void {
+    const batch = this.queued.splice(0);
+    if (batch.length === 0) return;
+    const fail = (error: unknown) => batch.forEach((item) => item.reject(error));
+    if (!this.db.isOpen) return fail(new Error('the store is closed'));
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      return fail(error);
+    }
+    const outcomes = batch.map((item) => {
+      this.db.exec('SAVEPOINT item');
+      try {
+        const value = item.run();
+        this.db.exec('RELEASE item');
+        return { ok: true as const, value };
+      } catch (error) {
+        this.db.exec('ROLLBACK TO item');
+        this.db.exec('RELEASE item');
+        return { ok: false as const, error };
+      }
+    });
+    try {
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      return fail(error);
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) item.resolve(this.committed(item.id, outcome.value));
+      else item.reject(outcome.error);
+    });
   }
 
   async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {
@@ -310,6 +364,7 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async close(): Promise<void> {
+    this.groupCommit(); // updates already accepted are committed, not dropped
     if (this.db.isOpen) this.db.close();
   }
 }

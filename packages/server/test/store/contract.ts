@@ -96,6 +96,20 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
       expect((await store.get('ep-1'))!.record).toEqual(initialRecord());
     });
 
+    it('when concurrent updates run and one of them throws, then only that one is undone and the others commit', async () => {
+      await store.create('ep-1', hashToken('t'), initialRecord());
+      const append = (word: string, fail = false) =>
+        store.update('ep-1', (cur) => {
+          const record = structuredClone(cur!.record);
+          record.config.blacklist.push(word);
+          if (fail) throw new Error(`refused ${word}`);
+          return { write: { record, state: cur!.state }, result: word };
+        });
+      const results = await Promise.allSettled([append('a'), append('b', true), append('c'), append('d', true), append('e')]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+      expect((await store.get('ep-1'))!.record.config.blacklist.sort()).toEqual(['a', 'c', 'e']);
+    });
+
     it('when the endpoint does not exist, then decide sees undefined', async () => {
       expect(await store.update('nope', (cur) => ({ result: cur }))).toBeUndefined();
     });
