@@ -40,6 +40,7 @@
 //   `isEmptyPayload` tells the caller to skip it.
 import type { Embed, EndpointRecord } from '../domain/record.ts';
 import { EMBED_NONE } from '../domain/record.ts';
+import { isHttpUrl } from '../domain/urls.ts';
 
 export interface WebhookEmbedField {
   name: string;
@@ -92,14 +93,6 @@ export function truncate(text: string, max: number): string {
 
 const present = (v: string | null | undefined): v is string => typeof v === 'string' && v.length > 0;
 
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'https:' || url.protocol === 'http:';
-  } catch {
-    return false;
-  }
-}
 
 function replyQuote(author: string | null, message: string): string {
   const lines = truncate(message, PAYLOAD_LIMITS.replyQuote).split(/\r\n|\r|\n/);

@@ -4,6 +4,7 @@ import type { operations } from '@chatbridge/api';
 import { type Issue, queryIssue } from './issues.ts';
 import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS } from './record.ts';
 import { parseEmbed } from './embed.ts';
+import { isHttpUrl } from './urls.ts';
 
 /** The update's query parameters, without the token (authentication is not the domain's business). */
 export type UpdateParams = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
@@ -66,14 +67,6 @@ const LIST_TARGETS: ListTarget[] = [
 
 const splitCommaList = (value: string) => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'https:' || url.protocol === 'http:';
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Applies `params` to a copy of `record`. Either every parameter is applied, or none is and the

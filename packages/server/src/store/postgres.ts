@@ -17,7 +17,8 @@
 // every instance's PostgresChangeFeed hears of it. Rotations and deletions notify too.
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
-import type { EndpointRecord, Platform } from '../domain/record.ts';
+import { type EndpointRow, type OutboxRow, toDelivery, toStored } from './rows.ts';
+import type { EndpointRecord } from '../domain/record.ts';
 import type { ChangeFeed } from '../events/hub.ts';
 import { CHANGES_CHANNEL, PostgresChangeFeed } from '../events/pgFeed.ts';
 import {
@@ -133,43 +134,9 @@ const types = {
     oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-interface EndpointRow {
-  token_hash: Buffer;
-  record: string;
-  message_seq: number;
-  pending_since: number | null;
-  version: number;
-}
 
-interface OutboxRow {
-  id: number;
-  endpoint_id: string;
-  message_seq: number;
-  platform: string;
-  url: string;
-  payload: string;
-  attempts: number;
-  expires_at: number;
-}
 
-const toDelivery = (r: OutboxRow): Delivery => ({
-  id: r.id,
-  endpointId: r.endpoint_id,
-  seq: r.message_seq,
-  platform: r.platform as Platform,
-  url: r.url,
-  payload: r.payload,
-  attempts: r.attempts,
-  expiresAt: r.expires_at,
-});
 
-const toStored = (row: EndpointRow | undefined): StoredEndpoint | undefined =>
-  row && {
-    tokenHash: row.token_hash,
-    record: JSON.parse(row.record) as EndpointRecord,
-    state: { seq: row.message_seq, pendingSince: row.pending_since },
-    version: row.version,
-  };
 
 /** The sweep of old events deletes at most this many rows per statement, and this many statements per call. */
 const PRUNE_BATCH = 5000;

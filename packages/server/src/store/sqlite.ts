@@ -6,7 +6,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import type { EndpointRecord, Platform } from '../domain/record.ts';
+import { type EndpointRow, type OutboxRow, toDelivery, toStored } from './rows.ts';
+import type { EndpointRecord } from '../domain/record.ts';
 import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
 import {
   DEFAULT_EVENT_WINDOW,
@@ -15,7 +16,6 @@ import {
   type EndpointEvent,
   type EndpointStore,
   type EventLogWindow,
-  type MessageState,
   type StoredEndpoint,
 } from './port.ts';
 
@@ -71,24 +71,7 @@ interface QueuedUpdate {
   reject: (error: unknown) => void;
 }
 
-interface EndpointRow {
-  token_hash: Uint8Array;
-  record: string;
-  message_seq: number;
-  pending_since: number | null;
-  version: number;
-}
 
-interface OutboxRow {
-  id: number;
-  endpoint_id: string;
-  message_seq: number;
-  platform: string;
-  url: string;
-  payload: string;
-  attempts: number;
-  expires_at: number;
-}
 
 type StatementName =
   | 'get'
@@ -110,16 +93,6 @@ type StatementName =
   | 'eventsSince'
   | 'pruneEvents';
 
-const toDelivery = (r: OutboxRow): Delivery => ({
-  id: r.id,
-  endpointId: r.endpoint_id,
-  seq: r.message_seq,
-  platform: r.platform as Platform,
-  url: r.url,
-  payload: r.payload,
-  attempts: r.attempts,
-  expiresAt: r.expires_at,
-});
 
 export class SqliteEndpointStore implements EndpointStore {
   readonly kind = 'sqlite';
@@ -201,10 +174,7 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   private read(id: string): StoredEndpoint | undefined {
-    const row = this.stmts.get.get(id) as EndpointRow | undefined;
-    if (!row) return undefined;
-    const state: MessageState = { seq: row.message_seq, pendingSince: row.pending_since };
-    return { tokenHash: row.token_hash, record: JSON.parse(row.record) as EndpointRecord, state, version: row.version };
+    return toStored(this.stmts.get.get(id) as EndpointRow | undefined);
   }
 
   /**
