@@ -97,17 +97,30 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
         )
       : undefined;
 
+  // Addresses known to be over the failed-authentication limit, until when (epoch ms). Filled from the
+  // shared counter each time a failure is recorded, so a clean request costs no store round trip; an
+  // instance learns of a block made elsewhere at that address's next failure here.
+  const blockedUntil = new Map<string, number>();
+  const block = (client: string, state: RateLimiterRes) => blockedUntil.set(client, Date.now() + state.msBeforeNext);
+  const recordFailure = (client: string) =>
+    authFailures?.consume(client).then(
+      (state) => state.remainingPoints <= 0 && block(client, state), // this failure used up the budget
+      (rejection: unknown) => rejection instanceof RateLimiterRes && block(client, rejection),
+    );
+
   const middleware: RequestHandler = async (req, res, next) => {
     const tokenAuth = usesScheme(req, 'endpointToken');
     if (!tokenAuth && !usesScheme(req, 'adminBearer')) return next();
     const client = req.ip ?? 'unknown';
     if (authFailures) {
-      const state = await authFailures.get(client);
-      if (state && state.consumedPoints >= settings.authFailuresPerMinute) {
-        return next(tooMany(res, state, 'Too many failed authentications from this address; retry later.'));
+      const until = blockedUntil.get(client);
+      if (until !== undefined && until > Date.now()) {
+        res.setHeader('Retry-After', String(Math.max(1, Math.ceil((until - Date.now()) / 1000))));
+        return next(new HttpProblem(429, 'Too many failed authentications from this address; retry later.'));
       }
+      if (until !== undefined) blockedUntil.delete(client);
       res.on('finish', () => {
-        if (res.statusCode === 401) authFailures.consume(client).catch(() => undefined);
+        if (res.statusCode === 401) void recordFailure(client);
       });
     }
     if (perEndpoint && tokenAuth) {
