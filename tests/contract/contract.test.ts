@@ -220,6 +220,30 @@ const cases: Case[] = [
     call: (t) => ({ path: `/events/${ENDPOINT_ID}`, query: { token: t.token, last_event_id: 'abc' } }),
   },
   {
+    name: 'when a platform marks the message read with a valid token, then 200 with the record',
+    operationId: 'markRead',
+    status: 200,
+    call: (t) => ({ method: 'POST', path: `/read/${ENDPOINT_ID}`, query: { token: t.token, platform: 'chat_b' } }),
+  },
+  {
+    name: 'when a platform marks read without a token, then 401',
+    operationId: 'markRead',
+    status: 401,
+    call: () => ({ method: 'POST', path: `/read/${ENDPOINT_ID}`, query: { platform: 'chat_b' } }),
+  },
+  {
+    name: 'when markRead names an unknown platform, then 400',
+    operationId: 'markRead',
+    status: 400,
+    call: (t) => ({ method: 'POST', path: `/read/${ENDPOINT_ID}`, query: { token: t.token, platform: 'chat_z' } }),
+  },
+  {
+    name: 'when metrics are scraped, then 200 text/plain',
+    operationId: 'getMetrics',
+    status: 200,
+    call: () => ({ path: '/-/metrics' }),
+  },
+  {
     name: 'when the liveness probe is called, then 200',
     operationId: 'getLiveness',
     status: 200,

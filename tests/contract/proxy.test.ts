@@ -168,6 +168,23 @@ describe('prism proxy --errors in front of the real server', () => {
     expect(await client().getEndpoint(ID, token)).toEqual(last);
   });
 
+  it('when the other platforms mark the message read, then 200; after the last one the record is back to idle', async () => {
+    const afterA = await client().markRead(ID, token, 'chat_a');
+    expect(afterA.meta.read).toMatchObject({ chat_a: true, chat_b: false, chat_c: true });
+    expect(afterA.meta.trigger).toBe(true);
+    last = await client().markRead(ID, token, 'chat_b');
+    expect(last.meta).toMatchObject({ trigger: false, sender: null, message: { content: null, attachments: [] } });
+    expect(last.config).toEqual(afterA.config);
+  });
+
+  it('when metrics are scraped through the proxy, then 200 text/plain with no violation reported', async () => {
+    const response = await fetch(`${proxy!.url}/-/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    expect(response.headers.get('sl-violations')).toBeNull();
+    expect(await response.text()).toContain('chatbridge_http_requests_total');
+  });
+
   // Each of these passes schema validation (so Prism forwards it) and is refused by a rule of the server.
   it.each([
     ['message_embed is a JSON array', { message_embed: '[1]' }],
