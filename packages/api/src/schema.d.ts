@@ -19,8 +19,9 @@ export interface paths {
         };
         /**
          * Read an endpoint
-         * @description Returns the full endpoint record. Bots on platforms without webhooks poll this to find a pending
-         *     message (`meta.trigger` true) that their platform has not read yet.
+         * @description Returns the full endpoint record. Bots on platforms without webhooks read it to find a pending
+         *     message (`meta.trigger` true) that their platform has not read yet; rather than polling, they can
+         *     follow `streamEndpointEvents`, which sends the record again after every committed change.
          */
         get: operations["getEndpoint"];
         put?: never;
