@@ -1,6 +1,7 @@
-// createApp builds the Express app and never listens. Order, as express-openapi-validator expects:
-// request logging, body parser, the validator (security presence, then parameters, then responses),
-// the admin guard, dispatch by operationId, and one error handler that answers problem+json.
+// createApp builds the Express app and never listens. Order: request log and metrics, security
+// headers, CORS, the body parser, request hygiene, then express-openapi-validator as its README wires
+// it (security presence, parameters, responses), rate limits, the admin guard, dispatch by
+// operationId, a problem+json 404 for anything unmatched, and one error handler for every error.
 import { parse as parseQuery } from 'node:querystring';
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
