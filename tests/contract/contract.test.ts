@@ -336,6 +336,13 @@ describe('contract: known differences between the server and the mock', () => {
     expectCompliant('updateEndpoint', mock, 200);
   });
 
+  it('when a boolean is written True (as Python bots send it), then the server accepts it and the mock refuses it', async () => {
+    const { server, mock } = await both((t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, beta: 'True' } }));
+    expectCompliant('updateEndpoint', server, 200);
+    expect(server.body).toMatchObject({ config: { isbeta: true } });
+    expectCompliant('updateEndpoint', mock, 400);
+  });
+
   it('when a well-formed but wrong token is sent, then the server answers 401 and the mock accepts it (200)', async () => {
     // MOCK_TOKEN is the spec's example token: right length and alphabet, never issued by the server.
     const { server, mock } = await both(() => ({ path: `/${ENDPOINT_ID}`, query: { token: MOCK_TOKEN } }));

@@ -2,7 +2,6 @@
 // headers, CORS, the body parser, request hygiene, then express-openapi-validator as its README wires
 // it (security presence, parameters, responses), rate limits, the admin guard, dispatch by
 // operationId, a problem+json 404 for anything unmatched, and one error handler for every error.
-import { parse as parseQuery } from 'node:querystring';
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
@@ -13,7 +12,7 @@ import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { requestLog } from './requestLog.ts';
-import { integerQueryParameters, requestHygiene } from './requestHygiene.ts';
+import { queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
 
@@ -64,16 +63,14 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.trustProxy);
   // No ETag: records change constantly and bots do not revalidate; hashing every body cost CPU.
   app.set('etag', false);
-  // No cap on keys: the default (1000) silently drops the rest, hiding invalid or unknown parameters.
-  // The 128 KiB request-head limit bounds the work.
-  app.set('query parser', (query: string) => parseQuery(query, '&', '=', { maxKeys: 0 }));
+  app.set('query parser', queryParser(queryParametersOfType(bundledSpecPath, 'boolean')));
   app.use(requestLog(deps.logger));
   app.use(requestMetrics(deps));
   // A JSON API: no content may load anything, nobody may frame it.
   app.use(helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
   app.use(corsPolicy(deps));
   app.use(express.json({ limit: '16kb' }));
-  app.use(requestHygiene(integerQueryParameters(bundledSpecPath)));
+  app.use(requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')));
   app.use(
     OpenApiValidator.middleware({
       apiSpec: bundledSpecPath,

@@ -2,6 +2,7 @@
 // names, and integer parameters are written as plain decimal integers (the validator's coercion would
 // accept "Infinity", "1e3" or "0x10"). Each failure is a 400 naming the parameter.
 import { readFileSync } from 'node:fs';
+import { parse as parseQuery } from 'node:querystring';
 import type { RequestHandler } from 'express';
 import { parse as parseYaml } from 'yaml';
 import type { Issue } from '../domain/issues.ts';
@@ -13,8 +14,8 @@ interface SpecParameter {
   schema?: { type?: string };
 }
 
-/** Names of every integer query parameter in the spec (read once at start-up). */
-export function integerQueryParameters(specPath: string): Set<string> {
+/** Names of the query parameters of one schema type anywhere in the spec (read once at start-up). */
+export function queryParametersOfType(specPath: string, type: 'integer' | 'boolean'): Set<string> {
   const spec = parseYaml(readFileSync(specPath, 'utf8')) as {
     paths?: Record<string, Record<string, { parameters?: SpecParameter[] }> & { parameters?: SpecParameter[] }>;
     components?: { parameters?: Record<string, SpecParameter> };
@@ -24,7 +25,7 @@ export function integerQueryParameters(specPath: string): Set<string> {
   const names = new Set<string>();
   for (const item of Object.values(spec.paths ?? {})) {
     const lists = [item.parameters ?? [], ...Object.values(item).map((op) => (Array.isArray(op) ? [] : (op?.parameters ?? [])))];
-    for (const p of lists.flat().map(resolve)) if (p.in === 'query' && p.schema?.type === 'integer' && p.name) names.add(p.name);
+    for (const p of lists.flat().map(resolve)) if (p.in === 'query' && p.schema?.type === type && p.name) names.add(p.name);
   }
   return names;
 }
@@ -46,5 +47,21 @@ export function requestHygiene(integerParameters: Set<string>): RequestHandler {
       }
     }
     next(issues.length > 0 ? invalid(issues) : undefined);
+  };
+}
+
+/**
+ * The query parser: no cap on keys (the default of 1000 silently drops the rest, hiding invalid or
+ * unknown parameters; the 128 KiB head limit bounds the work), and boolean parameters accepted in any
+ * letter case, since Python bots send `True` and `False`.
+ */
+export function queryParser(booleanParameters: Set<string>): (query: string) => Record<string, unknown> {
+  return (query) => {
+    const parsed = parseQuery(query, '&', '=', { maxKeys: 0 });
+    for (const name of booleanParameters) {
+      const value = parsed[name];
+      if (typeof value === 'string' && /^(true|false)$/i.test(value)) parsed[name] = value.toLowerCase();
+    }
+    return parsed;
   };
 }

@@ -223,3 +223,15 @@ describe('updateEndpoint', () => {
     expect((await h.client.getEndpoint(id, token)).config.channels.chat_a).toEqual([]);
   });
 });
+
+describe('updateEndpoint: booleans as Python bots send them', () => {
+  it('when booleans are True/False in any letter case, then they are read as true/false; other words are still 400', async () => {
+    const { id, token } = await h.endpoint();
+    const r = await raw(`${h.server.url}/update/${id}?token=${token}&selfuse=True&beta=FALSE&message_reply=true`, { method: 'POST' });
+    expect(r.status).toBe(200);
+    expect([r.body.config['self-user'], r.body.config.isbeta, r.body.meta.message.isReply]).toEqual([true, false, true]);
+    const bad = await raw(`${h.server.url}/update/${id}?token=${token}&selfuse=Yes`, { method: 'POST' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors).toEqual([expect.objectContaining({ parameter: 'selfuse' })]);
+  });
+});

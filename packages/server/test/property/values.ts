@@ -166,7 +166,9 @@ function hostileText(param: ParamSpec): fc.Arbitrary<Draw> {
     add(1, fc.constantFrom('0x1', '1e1', ' 1', '1 ', '+1', '01', '1.0', '-0', '0b1', '0o7', '\t1').map((v) => ({ raw: encodeURIComponent(v), kind: 'lenient-number' })));
   }
   if (type === 'boolean') {
-    add(4, fc.constantFrom('1', '0', 'yes', 'no', 'TRUE', 'True', 'FALSE', 'on', 'off', 'null', 'truee', 't', ' true', 'false ', '"true"').map((v) => ({ raw: encodeURIComponent(v), kind: 'wrong-type' })));
+    add(4, fc.constantFrom('1', '0', 'yes', 'no', 'on', 'off', 'null', 'truee', 't', ' true', 'false ', '"true"').map((v) => ({ raw: encodeURIComponent(v), kind: 'wrong-type' })));
+    // Any letter case is valid (the spec: Python bots send True/False).
+    add(1, fc.constantFrom('TRUE', 'True', 'FALSE', 'False', 'tRuE').map((v) => ({ raw: v, kind: 'boolean-case' })));
   }
   // Control characters, percent-encoded (raw ones are a protocol matter; see the request-line property).
   add(3, fc.tuple(validText(param), fc.array(CONTROL, { minLength: 1, maxLength: 3 }), fc.nat()).map(([d, ctl, at]) => {
@@ -244,7 +246,7 @@ export function judgeSchema(schema: Schema, s: string): Verdict {
     if (schema.maximum !== undefined && n > schema.maximum) return 'invalid';
     return /^(0|-?[1-9][0-9]*)$/.test(s) ? 'valid' : 'unknown';
   }
-  if (type === 'boolean') return s === 'true' || s === 'false' ? 'valid' : 'invalid';
+  if (type === 'boolean') return /^(true|false)$/i.test(s) ? 'valid' : 'invalid';
   return 'unknown';
 }
 
