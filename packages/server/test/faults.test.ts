@@ -84,19 +84,11 @@ async function crashRun(under: StoreUnderTest, killAfter: number) {
 }
 
 describe('crash durability (SIGKILL mid-stream)', () => {
-  it('sqlite: when the server is killed, then every update answered 200 is there after restart', async () => {
+  const stores = [['sqlite', sqliteStore], ...(DATABASE_URL ? [['postgres', postgresStore] as const] : [])] as const;
+  it.each(stores)('%s: when the server is killed, then every update answered 200 is there after restart', async (name, open) => {
     for (const killAfter of [60, 150]) {
-      const result = await crashRun(await sqliteStore(), killAfter);
-      console.log(`[crash] sqlite kill after ${killAfter}: ${JSON.stringify({ ...result, lost: result.lost.length })}`);
-      expect(result.lost).toEqual([]);
-      expect(result.acknowledged).toBeGreaterThanOrEqual(killAfter);
-    }
-  }, 60_000);
-
-  it.runIf(!!DATABASE_URL)('postgres: when the server is killed, then every update answered 200 is there after restart', async () => {
-    for (const killAfter of [60, 150]) {
-      const result = await crashRun(await postgresStore(), killAfter);
-      console.log(`[crash] postgres kill after ${killAfter}: ${JSON.stringify({ ...result, lost: result.lost.length })}`);
+      const result = await crashRun(await open(), killAfter);
+      console.log(`[crash] ${name} kill after ${killAfter}: ${JSON.stringify({ ...result, lost: result.lost.length })}`);
       expect(result.lost).toEqual([]);
       expect(result.acknowledged).toBeGreaterThanOrEqual(killAfter);
     }
