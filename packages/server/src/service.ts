@@ -5,7 +5,6 @@ import { type EventStreamSettings, startEvents } from './events/streams.ts';
 import type { AppDeps, Readiness } from './http/deps.ts';
 import type { Logger } from './logger.ts';
 import { instrumentStore } from './observability/instrumentStore.ts';
-import { markUnavailability } from './store/unavailable.ts';
 import { createMetrics, type DeliveryOutcome } from './observability/metrics.ts';
 import { Relay, type RelayStats } from './relay/relay.ts';
 import { createRateLimits, type RateLimitSettings } from './http/rateLimits.ts';
@@ -52,7 +51,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
   const clock = options.clock ?? Date.now;
   const rawStore = options.store;
   const metrics = createMetrics({ pendingMessages: () => rawStore.countPending(), queuedDeliveries: () => rawStore.countDeliveries() });
-  const store = instrumentStore(markUnavailability(rawStore), metrics);
+  const store = instrumentStore(rawStore, metrics);
   const sender = createWebhookSender({
     allowPrivate: options.allowPrivateWebhooks,
     ...(options.relay?.requestTimeoutMs !== undefined && { requestTimeoutMs: options.relay.requestTimeoutMs }),

@@ -1,5 +1,8 @@
-// A decorator of the storage port that times every call: adapters stay free of metrics code.
+// One decorator of the storage port, so the hot path pays for a single wrapper: it times every call
+// (metrics) and turns failures that mean "the database cannot be reached" into StoreUnavailableError,
+// which the HTTP layer answers with 503. Adapters stay free of both concerns.
 import type { EndpointStore } from '../store/port.ts';
+import { StoreUnavailableError, isUnavailable } from '../store/unavailable.ts';
 import type { Metrics } from './metrics.ts';
 
 export function instrumentStore(store: EndpointStore, metrics: Metrics): EndpointStore {
@@ -14,8 +17,9 @@ export function instrumentStore(store: EndpointStore, metrics: Metrics): Endpoin
           end({ result: 'ok' });
           return result;
         } catch (error) {
-          end({ result: 'error' });
-          throw error;
+          const unavailable = property !== 'close' && isUnavailable(error);
+          end({ result: unavailable ? 'unavailable' : 'error' });
+          throw unavailable ? new StoreUnavailableError(error) : error;
         }
       };
     },

@@ -1,7 +1,6 @@
 // Marks store failures that mean "the database cannot be reached right now", so the HTTP layer can
-// answer 503 (retry later) instead of 500 (a bug). A decorator of the port: adapters stay unaware.
-import type { EndpointStore } from './port.ts';
-
+// answer 503 (retry later) instead of 500 (a bug). Applied by the store decorator in
+// observability/instrumentStore.ts, so adapters stay unaware.
 export class StoreUnavailableError extends Error {
   constructor(cause: unknown) {
     super('the store is unavailable', { cause });
@@ -20,20 +19,4 @@ export function isUnavailable(error: unknown): boolean {
   if (!e || typeof e !== 'object') return false;
   const code = typeof e.code === 'string' ? e.code : typeof e.errcode === 'string' ? e.errcode : '';
   return UNAVAILABLE_CODES.test(code) || (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message));
-}
-
-export function markUnavailability(store: EndpointStore): EndpointStore {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function' || property === 'close') return value;
-      return async (...args: unknown[]) => {
-        try {
-          return await value.apply(target, args);
-        } catch (error) {
-          throw isUnavailable(error) ? new StoreUnavailableError(error) : error;
-        }
-      };
-    },
-  });
 }
