@@ -1,6 +1,6 @@
 // Endpoint and admin tokens: issued from a CSPRNG, stored and compared only as SHA-256 digests.
 // The tokens carry 432 random bits, so a fast hash is enough: nothing can be guessed from a digest.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const TOKEN_PREFIX = 'cbt_';
 const TOKEN_RANDOM_BYTES = 54; // 432 bits -> 72 base64url characters; 76 with the prefix.
@@ -10,7 +10,8 @@ export function issueToken(): string {
 }
 
 export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  // One-shot hash: no Hash object per call (it runs on every authenticated request).
+  return hash('sha256', token, 'buffer');
 }
 
 // Compared against when the endpoint does not exist, so that case costs the same as a wrong token.

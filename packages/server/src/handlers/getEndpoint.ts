@@ -1,12 +1,12 @@
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam, reply } from '../http/operations.ts';
+import { type Handler, pathParam, replyJsonText } from '../http/operations.ts';
 import { unauthorized } from '../http/problem.ts';
 import { tokenMatchesDigest } from '../tokens.ts';
 
 export const getEndpoint =
-  ({ store }: AppDeps): Handler =>
+  ({ store, validateResponses }: AppDeps): Handler =>
   async (req, res) => {
     const found = await store.get(pathParam(req, 'endpoint'));
     if (!found || !tokenMatchesDigest(found.tokenHash, req.query.token as string)) throw unauthorized();
-    reply(res, 'getEndpoint', 200, found.record);
+    replyJsonText(res, 'getEndpoint', 200, found.recordJson, () => found.record, validateResponses);
   };

@@ -4,7 +4,6 @@
 // operationId, a problem+json 404 for anything unmatched, and one error handler for every error.
 import cors from 'cors';
 import express, { type Express, type RequestHandler } from 'express';
-import helmet from 'helmet';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { bundledSpecPath } from '@chatbridge/api';
 import { buildHandlers } from '../handlers/index.ts';
@@ -12,6 +11,7 @@ import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { requestLog } from './requestLog.ts';
+import { securityHeaders } from './securityHeaders.ts';
 import { queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
@@ -67,7 +67,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestLog(deps.logger));
   app.use(requestMetrics(deps));
   // A JSON API: no content may load anything, nobody may frame it.
-  app.use(helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
+  app.use(securityHeaders({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
   app.use(corsPolicy(deps));
   app.use(express.json({ limit: '16kb' }));
   app.use(requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')));

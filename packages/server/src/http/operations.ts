@@ -20,6 +20,24 @@ export function reply<Op extends OperationId, S extends keyof Responses<Op> & nu
   res.status(status).json(body);
 }
 
+/**
+ * Sends a success body that is already JSON text (a record as committed), without parsing and
+ * re-serialising it. When responses are validated against the spec, the parsed body goes through
+ * res.json instead, where the validator sees it.
+ */
+export function replyJsonText<Op extends OperationId, S extends keyof Responses<Op> & number>(
+  res: Response,
+  op: Op,
+  status: S,
+  json: string,
+  parsed: () => JsonBody<Responses<Op>[S]>,
+  validateResponses: boolean,
+): void {
+  if (validateResponses) return reply(res, op, status, parsed());
+  res.status(status).setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.send(json);
+}
+
 interface OpenApiMeta {
   pathParams?: Record<string, string>;
   schema?: { operationId?: string; security?: Record<string, string[]>[] };

@@ -1,7 +1,7 @@
 // Abuse limits (rate-limiter-flexible): failed authentications per client address, and requests per
 // endpoint with a burst allowance. On one box the counters live in memory; on PostgreSQL they live in
 // the shared database, so the limits hold across instances. Each limit is off when set to 0.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import pg from 'pg';
 import {
@@ -76,7 +76,7 @@ const usesScheme = (req: Request, scheme: string) => (openapiOf(req).schema?.sec
 function endpointKey(req: Request): string {
   const endpoint = openapiOf(req).pathParams?.endpoint ?? '';
   const token = typeof req.query.token === 'string' ? req.query.token : '';
-  return `${endpoint}:${createHash('sha256').update(token).digest('base64url').slice(0, 16)}`;
+  return `${endpoint}:${hash('sha256', token, 'base64url').slice(0, 16)}`;
 }
 
 export async function createRateLimits(settings: RateLimitSettings, logger: Logger): Promise<RateLimits> {

@@ -12,6 +12,8 @@ export interface MessageState {
 export interface StoredEndpoint {
   tokenHash: Uint8Array;
   record: EndpointRecord;
+  /** The record's JSON text exactly as committed (what a read sends without re-serialising). */
+  recordJson: string;
   state: MessageState;
   /** 0 at creation, + 1 with every committed write of the row; the ID of the change's event. */
   version: number;

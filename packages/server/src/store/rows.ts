@@ -23,13 +23,23 @@ export interface OutboxRow {
   expires_at: number;
 }
 
-export const toStored = (row: EndpointRow | undefined): StoredEndpoint | undefined =>
-  row && {
+/**
+ * The stored endpoint of a row. The record is parsed on first use only: a read that just returns it
+ * sends `recordJson` as it is (the profile showed JSON.parse and JSON.stringify on every GET).
+ */
+export function toStored(row: EndpointRow | undefined): StoredEndpoint | undefined {
+  if (!row) return undefined;
+  let record: EndpointRecord | undefined;
+  return {
     tokenHash: row.token_hash,
-    record: JSON.parse(row.record) as EndpointRecord,
+    recordJson: row.record,
+    get record() {
+      return (record ??= JSON.parse(row.record) as EndpointRecord);
+    },
     state: { seq: row.message_seq, pendingSince: row.pending_since },
     version: row.version,
   };
+}
 
 export const toDelivery = (r: OutboxRow): Delivery => ({
   id: r.id,

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { RowCache } from './rowCache.ts';
 import { type EndpointRow, type OutboxRow, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord } from '../domain/record.ts';
 import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
@@ -62,7 +63,11 @@ export interface SqliteStoreOptions {
   clock?: () => number;
   /** Replay window of the event log (default: the last 100 events, none older than 10 minutes). */
   eventWindow?: Partial<EventLogWindow>;
+  /** Committed rows kept in memory for reads (default 10,000; 0 turns the cache off). */
+  cachedRows?: number;
 }
+
+const DEFAULT_CACHED_ROWS = 10_000;
 
 interface QueuedUpdate {
   id: string;
@@ -74,6 +79,11 @@ interface QueuedUpdate {
 
 
 type StatementName =
+  | 'begin'
+  | 'commit'
+  | 'savepoint'
+  | 'release'
+  | 'rollbackTo'
   | 'get'
   | 'write'
   | 'create'
@@ -103,6 +113,7 @@ export class SqliteEndpointStore implements EndpointStore {
   private readonly hub = new ChangeHub();
   /** Updates waiting for the next group commit. */
   private readonly queued: QueuedUpdate[] = [];
+  private readonly cache: RowCache;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.clock = options.clock ?? Date.now;
@@ -112,7 +123,14 @@ export class SqliteEndpointStore implements EndpointStore {
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
     this.migrate();
     const q = (sql: string) => this.db.prepare(sql);
+    this.cache = new RowCache(q('PRAGMA data_version'), options.cachedRows ?? DEFAULT_CACHED_ROWS);
     this.stmts = {
+      // Transaction control as prepared statements: exec() would compile them on every update.
+      begin: q('BEGIN IMMEDIATE'),
+      commit: q('COMMIT'),
+      savepoint: q('SAVEPOINT item'),
+      release: q('RELEASE item'),
+      rollbackTo: q('ROLLBACK TO item'),
       get: q('SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = ?'),
       write: q(
         `UPDATE endpoints SET record = ?, message_seq = ?, pending_since = ?, version = version + 1,
@@ -164,6 +182,7 @@ export class SqliteEndpointStore implements EndpointStore {
   private transaction<T>(work: () => T): T {
     this.db.exec('BEGIN IMMEDIATE');
     try {
+      this.cache?.revalidate();
       const result = work();
       this.db.exec('COMMIT');
       return result;
@@ -174,7 +193,7 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   private read(id: string): StoredEndpoint | undefined {
-    return toStored(this.stmts.get.get(id) as EndpointRow | undefined);
+    return toStored(this.cache.get(id, this.db.isTransaction, () => this.stmts.get.get(id) as EndpointRow | undefined));
   }
 
   /**
@@ -185,6 +204,7 @@ export class SqliteEndpointStore implements EndpointStore {
     if (!write) return { result };
     const { record, state, deliveries = [] } = write;
     const json = JSON.stringify(record);
+    this.cache.evict(id);
     const written = this.stmts.write.get(json, state.seq, state.pendingSince, id) as { version: number } | undefined;
     if (!written) return { result }; // no such row: decide wrote for an endpoint that is not there
     const now = this.clock();
@@ -225,24 +245,26 @@ export class SqliteEndpointStore implements EndpointStore {
     const fail = (error: unknown) => batch.forEach((item) => item.reject(error));
     if (!this.db.isOpen) return fail(new Error('the store is closed'));
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      this.stmts.begin.run();
+      this.cache.revalidate(); // another process may have committed since this turn's check
     } catch (error) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
       return fail(error);
     }
     const outcomes = batch.map((item) => {
-      this.db.exec('SAVEPOINT item');
+      this.stmts.savepoint.run();
       try {
         const value = item.run();
-        this.db.exec('RELEASE item');
+        this.stmts.release.run();
         return { ok: true as const, value };
       } catch (error) {
-        this.db.exec('ROLLBACK TO item');
-        this.db.exec('RELEASE item');
+        this.stmts.rollbackTo.run();
+        this.stmts.release.run();
         return { ok: false as const, error };
       }
     });
     try {
-      this.db.exec('COMMIT');
+      this.stmts.commit.run();
     } catch (error) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
       return fail(error);
@@ -259,11 +281,13 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async setTokenHash(id: string, tokenHash: Uint8Array): Promise<boolean> {
+    this.cache.evict(id);
     // Streams authenticated with the old token hear of it and end.
     return this.notified(id, this.stmts.setToken.get(tokenHash, id));
   }
 
   async delete(id: string): Promise<boolean> {
+    this.cache.evict(id);
     // Its events and outbox entries go with it (ON DELETE CASCADE); its streams hear of it and end.
     return this.notified(id, this.stmts.delete.get(id));
   }

@@ -47,3 +47,74 @@ describe('SqliteEndpointStore', () => {
     expect(bytes.includes('cbt_super-secret-token')).toBe(false);
   });
 });
+
+describe('SqliteEndpointStore row cache', () => {
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  const setContent = (store: SqliteEndpointStore, id: string, content: string) =>
+    store.update(id, (cur) => {
+      const record = structuredClone(cur!.record);
+      record.meta.message.content = content;
+      return { write: { record, state: cur!.state }, result: undefined };
+    });
+
+  it('when another process (the CLI) rotates a token, then the server accepts only the new one from its next turn', async () => {
+    const file = scratchFile();
+    const server = new SqliteEndpointStore(file);
+    const cli = new SqliteEndpointStore(file);
+    await server.create('ep-1', hashToken('old'), initialRecord());
+    expect(Buffer.from((await server.get('ep-1'))!.tokenHash)).toEqual(hashToken('old')); // now cached
+    await cli.setTokenHash('ep-1', hashToken('new'));
+    await nextTurn();
+    expect(Buffer.from((await server.get('ep-1'))!.tokenHash)).toEqual(hashToken('new'));
+    await Promise.all([server.close(), cli.close()]);
+  });
+
+  it('when another process deletes an endpoint, then the server no longer finds it', async () => {
+    const file = scratchFile();
+    const server = new SqliteEndpointStore(file);
+    const cli = new SqliteEndpointStore(file);
+    await server.create('ep-1', hashToken('t'), initialRecord());
+    expect(await server.get('ep-1')).toBeDefined();
+    await cli.delete('ep-1');
+    await nextTurn();
+    expect(await server.get('ep-1')).toBeUndefined();
+    await Promise.all([server.close(), cli.close()]);
+  });
+
+  it('when another process commits in the same turn, then an update still builds on that commit (nothing lost)', async () => {
+    const file = scratchFile();
+    const server = new SqliteEndpointStore(file);
+    const other = new SqliteEndpointStore(file);
+    await server.create('ep-1', hashToken('t'), initialRecord());
+    await server.get('ep-1'); // cached, and this turn's check is done
+    await setContent(other, 'ep-1', 'from the other process');
+    const seen = await server.update('ep-1', (cur) => ({ result: cur!.record.meta.message.content }));
+    expect(seen).toBe('from the other process');
+    await Promise.all([server.close(), other.close()]);
+  });
+
+  it('when an update is rolled back, then reads return the committed record, not the abandoned one', async () => {
+    const store = new SqliteEndpointStore(scratchFile());
+    await store.create('ep-1', hashToken('t'), initialRecord());
+    await setContent(store, 'ep-1', 'committed');
+    await expect(
+      store.update('ep-1', (cur) => {
+        const record = structuredClone(cur!.record);
+        record.meta.message.content = 'abandoned';
+        return { write: { record, state: { seq: cur!.state.seq, pendingSince: 'not a number' as unknown as number } }, result: undefined };
+      }),
+    ).rejects.toThrow();
+    expect((await store.get('ep-1'))!.record.meta.message.content).toBe('committed');
+    expect(JSON.parse((await store.get('ep-1'))!.recordJson).meta.message.content).toBe('committed');
+    await store.close();
+  });
+
+  it('when the cache is full, then the oldest rows make room and every read is still right', async () => {
+    const store = new SqliteEndpointStore(scratchFile(), { cachedRows: 2 });
+    for (const id of ['a', 'b', 'c']) await store.create(id, hashToken(id), initialRecord());
+    for (const id of ['a', 'b', 'c', 'a']) expect(Buffer.from((await store.get(id))!.tokenHash)).toEqual(hashToken(id));
+    await setContent(store, 'a', 'changed');
+    expect((await store.get('a'))!.record.meta.message.content).toBe('changed');
+    await store.close();
+  });
+});
