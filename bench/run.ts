@@ -119,7 +119,7 @@ interface ScenarioDef {
   n: number;
   key: string;
   title: string;
-  target: 'baseline' | 'sqlite-small' | 'sqlite-large' | 'postgres';
+  target: 'baseline' | 'floor' | 'sqlite-small' | 'sqlite-large' | 'postgres';
   op: 'get' | 'update';
 }
 
@@ -136,9 +136,10 @@ const SCENARIOS: ScenarioDef[] = [
     target: 'sqlite-large',
     op: 'get',
   },
+  { n: 7, key: 'floor', title: 'floor: Express + validator, same bytes', target: 'floor', op: 'get' },
 ];
-/** Run order: the three GET-on-SQLite figures back to back (their ratios matter most), writes after. */
-const ORDER = [1, 2, 6, 3, 4, 5];
+/** Run order: the floor, then the three GET-on-SQLite figures back to back (their ratios matter most), writes after. */
+const ORDER = [1, 7, 2, 6, 3, 4, 5];
 /** The baseline again after the others: its drift tells how much the machine's speed moved during the run. */
 const BASELINE_END: ScenarioDef = { n: 1, key: 'baseline-end', title: 'baseline again, end of run', target: 'baseline', op: 'get' };
 const tagOf = (r: { n: number; key: string }) => (r.key === BASELINE_END.key ? '1b' : String(r.n));
@@ -148,7 +149,7 @@ function pick(list: string | undefined): Set<number> | undefined {
   const picked = new Set<number>();
   for (const item of list.split(',').map((s) => s.trim()).filter(Boolean)) {
     const def = SCENARIOS.find((s) => String(s.n) === item || s.key === item || (item === 'get-sqlite-100k' && s.n === 6));
-    if (!def) usage(`unknown scenario "${item}"; use 1-6 or ${SCENARIOS.map((s) => s.key).join(', ')}`);
+    if (!def) usage(`unknown scenario "${item}"; use 1-7 or ${SCENARIOS.map((s) => s.key).join(', ')}`);
     picked.add(def.n);
   }
   return picked;
@@ -225,8 +226,13 @@ async function startTarget(def: ScenarioDef, data: Dataset, recordFile: string, 
     profileFile = join(PROFILES, name);
   }
   const proc =
-    def.target === 'baseline'
-      ? spawnTracked('baseline server', [...nodeFlags, 'bench/baseline-server.ts', recordFile], childEnv({ PORT: String(port), HOST: '127.0.0.1' }), ROOT)
+    def.target === 'baseline' || def.target === 'floor'
+      ? spawnTracked(
+          `${def.target} server`,
+          [...(def.target === 'floor' ? START_FLAGS : []), ...nodeFlags, `bench/${def.target}-server.ts`, recordFile],
+          childEnv({ PORT: String(port), HOST: '127.0.0.1' }),
+          ROOT,
+        )
       : spawnTracked(
           'chatbridge server',
           [...START_FLAGS, ...nodeFlags, SERVER_MAIN],

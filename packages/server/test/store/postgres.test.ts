@@ -91,6 +91,16 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       });
     });
 
+    it('when a database of an earlier release is migrated, then the rate-limit counters (written on every request) are unlogged', async () => {
+      const { url } = await emptyDatabase();
+      await withClient(url, (c) => c.query('CREATE TABLE rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)'));
+      await (await PostgresEndpointStore.open({ connectionString: url })).close();
+      await withClient(url, async (c) => {
+        const { rows } = await c.query("SELECT relpersistence FROM pg_class WHERE relname = 'rate_limits'");
+        expect(rows).toEqual([{ relpersistence: 'u' }]);
+      });
+    });
+
     it('when several instances open a fresh database at once, then all succeed and each migration is applied once', async () => {
       const { url } = await emptyDatabase();
       const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresEndpointStore.open({ connectionString: url })));

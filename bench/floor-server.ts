@@ -1,0 +1,46 @@
+// Scenario 7's server: the framework floor. Express 5 with express-openapi-validator (our patched
+// build), set up as the real server sets them up, answering every validated request with the same
+// record bytes as the baseline and doing nothing else: no store, no authentication, no logging. It is
+// the most chatbridge's server can reach on its mandated stack, measured in the same run.
+//   PORT=... HOST=... node bench/floor-server.ts RECORD_JSON_FILE
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+
+// The server package's dependencies, resolved as the server resolves them.
+const require = createRequire(new URL('../packages/server/package.json', import.meta.url));
+const express = require('express') as typeof import('express');
+const OpenApiValidator = require('express-openapi-validator') as typeof import('express-openapi-validator');
+const specPath = require.resolve('@chatbridge/api/openapi.bundled.yaml');
+
+const body = readFileSync(process.argv[2] ?? '');
+const app = express();
+app.disable('x-powered-by');
+app.set('etag', false);
+app.use(
+  OpenApiValidator.middleware({
+    apiSpec: specPath,
+    validateRequests: { allowUnknownQueryParameters: false },
+    validateResponses: false,
+    validateSecurity: true,
+  }),
+);
+app.use((_req, res) => {
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.send(body);
+});
+app.use(((err, _req, res, _next) => {
+  res.status((err as { status?: number }).status ?? 500).json({ message: (err as Error).message });
+}) as import('express').ErrorRequestHandler);
+
+const server = createServer(app);
+server.keepAliveTimeout = 65_000; // as the real server
+server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
+
+// Exit through process.exit so that --cpu-prof writes its profile.
+const stop = () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
