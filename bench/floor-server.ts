@@ -4,13 +4,25 @@
 // the most chatbridge's server can reach on its mandated stack, measured in the same run.
 //   PORT=... HOST=... node bench/floor-server.ts RECORD_JSON_FILE
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 
-// The server package's dependencies, resolved as the server resolves them.
+// The server package's dependencies, resolved as the server resolves them (their types are not
+// visible from here, hence the small structural ones).
+interface Res {
+  setHeader(name: string, value: string): void;
+  send(body: Buffer): void;
+  status(code: number): { json(body: unknown): void };
+}
+interface App {
+  (req: IncomingMessage, res: ServerResponse): void;
+  disable(setting: string): void;
+  set(setting: string, value: unknown): void;
+  use(...handlers: unknown[]): void;
+}
 const require = createRequire(new URL('../packages/server/package.json', import.meta.url));
-const express = require('express') as typeof import('express');
-const OpenApiValidator = require('express-openapi-validator') as typeof import('express-openapi-validator');
+const express = require('express') as () => App;
+const OpenApiValidator = require('express-openapi-validator') as { middleware(options: Record<string, unknown>): unknown[] };
 const specPath = require.resolve('@chatbridge/api/openapi.bundled.yaml');
 
 const body = readFileSync(process.argv[2] ?? '');
@@ -25,13 +37,13 @@ app.use(
     validateSecurity: true,
   }),
 );
-app.use((_req, res) => {
+app.use((_req: unknown, res: Res) => {
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.send(body);
 });
-app.use(((err, _req, res, _next) => {
-  res.status((err as { status?: number }).status ?? 500).json({ message: (err as Error).message });
-}) as import('express').ErrorRequestHandler);
+app.use((err: { status?: number; message?: string }, _req: unknown, res: Res, _next: unknown) => {
+  res.status(err.status ?? 500).json({ message: err.message });
+});
 
 const server = createServer(app);
 server.keepAliveTimeout = 65_000; // as the real server

@@ -64,7 +64,7 @@ export function createApp(deps: AppDeps): Express {
   // No ETag: records change constantly and bots do not revalidate; hashing every body cost CPU.
   app.set('etag', false);
   app.set('query parser', queryParser(queryParametersOfType(bundledSpecPath, 'boolean')));
-  app.use(requestLog(deps.logger));
+  app.use(requestLog(app, deps.logger));
   app.use(requestMetrics(deps));
   // A JSON API: no content may load anything, nobody may frame it.
   app.use(securityHeaders({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));

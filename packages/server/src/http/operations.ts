@@ -34,8 +34,12 @@ export function replyJsonText<Op extends OperationId, S extends keyof Responses<
   validateResponses: boolean,
 ): void {
   if (validateResponses) return reply(res, op, status, parsed());
-  res.status(status).setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.send(json);
+  // Straight to node:http: Express's send() would re-parse the content type and copy the text into
+  // a Buffer to measure it. Node itself leaves the body out for HEAD.
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
 
 interface OpenApiMeta {

@@ -58,9 +58,9 @@ export function requestHygiene(integerParameters: Set<string>): RequestHandler {
 export function queryParser(booleanParameters: Set<string>): (query: string) => Record<string, unknown> {
   return (query) => {
     const parsed = parseQuery(query, '&', '=', { maxKeys: 0 });
-    for (const name of booleanParameters) {
+    for (const name in parsed) {
       const value = parsed[name];
-      if (typeof value === 'string' && /^(true|false)$/i.test(value)) parsed[name] = value.toLowerCase();
+      if (typeof value === 'string' && booleanParameters.has(name) && /^(true|false)$/i.test(value)) parsed[name] = value.toLowerCase();
     }
     return parsed;
   };

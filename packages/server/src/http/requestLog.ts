@@ -2,7 +2,7 @@
 // echoed back. Lighter than a child logger per request: the profile showed that cost on every
 // request even with logging off, so the child is made only when a handler asks for `req.log`.
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Express, Request, RequestHandler } from 'express';
 import { type Logger, redactUrl } from '../logger.ts';
 
 declare module 'http' {
@@ -15,14 +15,23 @@ declare module 'http' {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestLog(logger: Logger): RequestHandler {
+export function requestLog(app: Express, logger: Logger): RequestHandler {
+  // `req.log` is a getter on this app's request prototype, defined once: defining it on each request
+  // object turned every request into a slow (dictionary-mode) object for all later middleware.
+  const children = new WeakMap<Request, Logger>();
+  Object.defineProperty(app.request, 'log', {
+    configurable: true,
+    get(this: Request): Logger {
+      let child = children.get(this);
+      if (!child) children.set(this, (child = logger.child({ reqId: this.id })));
+      return child;
+    },
+  });
   return (req, res, next) => {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
-    let child: Logger | undefined;
-    Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= logger.child({ reqId: id })) });
     const started = performance.now();
     // 'close' also fires when a client drops a long-lived response (an event stream).
     res.on('close', () => {
