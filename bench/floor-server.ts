@@ -4,6 +4,7 @@
 // the most chatbridge's server can reach on its mandated stack, measured in the same run.
 //   PORT=... HOST=... node bench/floor-server.ts RECORD_JSON_FILE
 import { readFileSync } from 'node:fs';
+import { serveUntilSignalled } from './lib/serve.ts';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 
@@ -46,13 +47,4 @@ app.use((err: { status?: number; message?: string }, _req: unknown, res: Res, _n
 });
 
 const server = createServer(app);
-server.keepAliveTimeout = 65_000; // as the real server
-server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
-
-// Exit through process.exit so that --cpu-prof writes its profile.
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+serveUntilSignalled(server);

@@ -17,6 +17,8 @@
 //   4 get-postgres      as 2 and 3 with CHATBRIDGE_STORE=postgres and DATABASE_URL; run only when
 //   5 update-postgres   DATABASE_URL is set and the server starts with that store, else "skipped"
 //   6 get-sqlite-large  as 2 with 100,000 endpoints stored; requests rotate over 5,000 of them
+//   7 floor             Express + express-openapi-validator alone (bench/floor-server.ts) validating
+//                       the requests of 2 and answering with the record's bytes: the stack's ceiling
 //   1b                  the baseline again at the end: ratios use the mean of 1 and 1b, and the
 //                       drift between them tells how much the machine's speed moved meanwhile
 //
