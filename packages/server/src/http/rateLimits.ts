@@ -1,7 +1,6 @@
 // Abuse limits (rate-limiter-flexible): failed authentications per client address, and requests per
 // endpoint with a burst allowance. On one box the counters live in memory; on PostgreSQL they live in
 // the shared database, so the limits hold across instances. Each limit is off when set to 0.
-import { hash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import pg from 'pg';
 import {
@@ -15,6 +14,7 @@ import {
 import type { Logger } from '../logger.ts';
 import { openapiOf } from './operations.ts';
 import { HttpProblem } from './problem.ts';
+import { hashToken } from '../tokens.ts';
 
 export interface RateLimitSettings {
   /** Failed authentications a client address may make per minute before it gets 429; 0: off. */
@@ -76,7 +76,7 @@ const usesScheme = (req: Request, scheme: string) => (openapiOf(req).schema?.sec
 function endpointKey(req: Request): string {
   const endpoint = openapiOf(req).pathParams?.endpoint ?? '';
   const token = typeof req.query.token === 'string' ? req.query.token : '';
-  return `${endpoint}:${hash('sha256', token, 'base64url').slice(0, 16)}`;
+  return `${endpoint}:${hashToken(token).toString('base64url').slice(0, 16)}`;
 }
 
 export async function createRateLimits(settings: RateLimitSettings, logger: Logger): Promise<RateLimits> {

@@ -6,7 +6,7 @@ import type { RequestHandler } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 
 /** The headers helmet sets with these options, in the order it sets them. */
-export function helmetHeaders(options: HelmetOptions): Map<string, OutgoingHttpHeader> {
+function helmetHeaders(options: HelmetOptions): Map<string, OutgoingHttpHeader> {
   const headers = new Map<string, OutgoingHttpHeader>();
   const recorder = {
     setHeader: (name: string, value: OutgoingHttpHeader) => headers.set(name.toLowerCase(), value),

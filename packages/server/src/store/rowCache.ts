@@ -15,13 +15,13 @@ export class RowCache {
   private dataVersion: unknown = undefined;
   private checkedThisTurn = false;
 
+  private readonly readDataVersion: StatementSync;
+  private readonly maxRows: number;
+
   /**
    * @param readDataVersion `PRAGMA data_version` on the adapter's connection.
    * @param maxRows rows kept at most; the oldest cached go first.
    */
-  private readonly readDataVersion: StatementSync;
-  private readonly maxRows: number;
-
   constructor(readDataVersion: StatementSync, maxRows: number) {
     this.readDataVersion = readDataVersion;
     this.maxRows = maxRows;

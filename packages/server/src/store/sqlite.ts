@@ -78,12 +78,9 @@ interface QueuedUpdate {
 
 
 
+type TransactionStatement = 'begin' | 'commit' | 'savepoint' | 'release' | 'rollbackTo';
+
 type StatementName =
-  | 'begin'
-  | 'commit'
-  | 'savepoint'
-  | 'release'
-  | 'rollbackTo'
   | 'get'
   | 'write'
   | 'create'
@@ -108,6 +105,8 @@ export class SqliteEndpointStore implements EndpointStore {
   readonly kind = 'sqlite';
   private readonly db: DatabaseSync;
   private readonly stmts: Record<StatementName, StatementSync>;
+  /** Transaction control as prepared statements: exec() would compile them on every update. */
+  private readonly tx: Record<TransactionStatement, StatementSync>;
   private readonly clock: () => number;
   private readonly window: EventLogWindow;
   private readonly hub = new ChangeHub();
@@ -121,16 +120,17 @@ export class SqliteEndpointStore implements EndpointStore {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
-    this.migrate();
     const q = (sql: string) => this.db.prepare(sql);
-    this.cache = new RowCache(q('PRAGMA data_version'), options.cachedRows ?? DEFAULT_CACHED_ROWS);
-    this.stmts = {
-      // Transaction control as prepared statements: exec() would compile them on every update.
+    this.tx = {
       begin: q('BEGIN IMMEDIATE'),
       commit: q('COMMIT'),
       savepoint: q('SAVEPOINT item'),
       release: q('RELEASE item'),
       rollbackTo: q('ROLLBACK TO item'),
+    };
+    this.cache = new RowCache(q('PRAGMA data_version'), options.cachedRows ?? DEFAULT_CACHED_ROWS);
+    this.migrate();
+    this.stmts = {
       get: q('SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = ?'),
       write: q(
         `UPDATE endpoints SET record = ?, message_seq = ?, pending_since = ?, version = version + 1,
@@ -179,12 +179,17 @@ export class SqliteEndpointStore implements EndpointStore {
     }
   }
 
+  /** BEGIN IMMEDIATE, then the cache drops what another process may have committed since its last check. */
+  private begin(): void {
+    this.tx.begin.run();
+    this.cache.revalidate();
+  }
+
   private transaction<T>(work: () => T): T {
-    this.db.exec('BEGIN IMMEDIATE');
+    this.begin();
     try {
-      this.cache?.revalidate();
       const result = work();
-      this.db.exec('COMMIT');
+      this.tx.commit.run();
       return result;
     } catch (error) {
       this.db.exec('ROLLBACK');
@@ -245,26 +250,25 @@ export class SqliteEndpointStore implements EndpointStore {
     const fail = (error: unknown) => batch.forEach((item) => item.reject(error));
     if (!this.db.isOpen) return fail(new Error('the store is closed'));
     try {
-      this.stmts.begin.run();
-      this.cache.revalidate(); // another process may have committed since this turn's check
+      this.begin();
     } catch (error) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
       return fail(error);
     }
     const outcomes = batch.map((item) => {
-      this.stmts.savepoint.run();
+      this.tx.savepoint.run();
       try {
         const value = item.run();
-        this.stmts.release.run();
+        this.tx.release.run();
         return { ok: true as const, value };
       } catch (error) {
-        this.stmts.rollbackTo.run();
-        this.stmts.release.run();
+        this.tx.rollbackTo.run();
+        this.tx.release.run();
         return { ok: false as const, error };
       }
     });
     try {
-      this.stmts.commit.run();
+      this.tx.commit.run();
     } catch (error) {
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
       return fail(error);

@@ -50,6 +50,14 @@ describe('SqliteEndpointStore', () => {
 
 describe('SqliteEndpointStore row cache', () => {
   const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+  /** The server's store and another process's (the CLI's) on one file, with endpoint ep-1 created by the server. */
+  const twoProcesses = async (token: string) => {
+    const file = scratchFile();
+    const server = new SqliteEndpointStore(file);
+    const other = new SqliteEndpointStore(file);
+    await server.create('ep-1', hashToken(token), initialRecord());
+    return { server, other, close: () => Promise.all([server.close(), other.close()]) };
+  };
   const setContent = (store: SqliteEndpointStore, id: string, content: string) =>
     store.update(id, (cur) => {
       const record = structuredClone(cur!.record);
@@ -58,39 +66,30 @@ describe('SqliteEndpointStore row cache', () => {
     });
 
   it('when another process (the CLI) rotates a token, then the server accepts only the new one from its next turn', async () => {
-    const file = scratchFile();
-    const server = new SqliteEndpointStore(file);
-    const cli = new SqliteEndpointStore(file);
-    await server.create('ep-1', hashToken('old'), initialRecord());
+    const { server, other: cli, close } = await twoProcesses('old');
     expect(Buffer.from((await server.get('ep-1'))!.tokenHash)).toEqual(hashToken('old')); // now cached
     await cli.setTokenHash('ep-1', hashToken('new'));
     await nextTurn();
     expect(Buffer.from((await server.get('ep-1'))!.tokenHash)).toEqual(hashToken('new'));
-    await Promise.all([server.close(), cli.close()]);
+    await close();
   });
 
   it('when another process deletes an endpoint, then the server no longer finds it', async () => {
-    const file = scratchFile();
-    const server = new SqliteEndpointStore(file);
-    const cli = new SqliteEndpointStore(file);
-    await server.create('ep-1', hashToken('t'), initialRecord());
+    const { server, other: cli, close } = await twoProcesses('t');
     expect(await server.get('ep-1')).toBeDefined();
     await cli.delete('ep-1');
     await nextTurn();
     expect(await server.get('ep-1')).toBeUndefined();
-    await Promise.all([server.close(), cli.close()]);
+    await close();
   });
 
   it('when another process commits in the same turn, then an update still builds on that commit (nothing lost)', async () => {
-    const file = scratchFile();
-    const server = new SqliteEndpointStore(file);
-    const other = new SqliteEndpointStore(file);
-    await server.create('ep-1', hashToken('t'), initialRecord());
+    const { server, other, close } = await twoProcesses('t');
     await server.get('ep-1'); // cached, and this turn's check is done
     await setContent(other, 'ep-1', 'from the other process');
     const seen = await server.update('ep-1', (cur) => ({ result: cur!.record.meta.message.content }));
     expect(seen).toBe('from the other process');
-    await Promise.all([server.close(), other.close()]);
+    await close();
   });
 
   it('when an update is rolled back, then reads return the committed record, not the abandoned one', async () => {
