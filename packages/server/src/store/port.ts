@@ -27,8 +27,9 @@ export interface EndpointEvent {
 
 /**
  * How much of each endpoint's event log is kept for replay: the newest `maxEvents` events, none
- * older than `maxAgeMs`. Older ones are never returned, and are deleted as the log is written (and by
- * `pruneEvents`).
+ * older than `maxAgeMs`. Older ones are never returned. Each write deletes the endpoint's events
+ * beyond `maxEvents` (a key range, cheap); `pruneEvents`, run periodically, deletes those past
+ * `maxAgeMs` (checking age on every write would read the endpoint's whole log).
  */
 export interface EventLogWindow {
   maxEvents: number;

@@ -151,7 +151,8 @@ const SQL = {
   // The row (version + 1) and, in the same statement: the outbox entries that no longer belong to
   // the pending message ($5, the pending seq): all of them when idle ($5 NULL), other messages' when
   // pending; the event of the new version (at $6, epoch ms); the endpoint's events beyond the window
-  // ($7 events, $8 ms), found through the primary key; and the notification. The sub-statements
+  // of $7 events, a range of the primary key (events past the age limit are never returned, and the
+  // sweep deletes them); and the notification. The sub-statements
   // share one snapshot, so the prune cannot see (or remove) the event being added.
   write: `WITH stale AS (
             DELETE FROM outbox WHERE endpoint_id = $1 AND ($5::bigint IS NULL OR message_seq <> $5::bigint)
@@ -162,7 +163,7 @@ const SQL = {
             INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT $1, version, $2, $6::bigint FROM written
           ), pruned AS (
             DELETE FROM endpoint_events
-            WHERE endpoint_id = $1 AND (version <= (SELECT version FROM written) - $7::bigint OR created_at < $6::bigint - $8::bigint)
+            WHERE endpoint_id = $1 AND version <= (SELECT version FROM written) - $7::bigint
           )
           SELECT version, ${NOTIFY('version')} FROM written`,
   enqueue: `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
@@ -301,8 +302,7 @@ export class PostgresEndpointStore implements EndpointStore {
     if (!write) return result;
     const { record, state, deliveries = [] } = write;
     const pendingSeq = state.pendingSince === null ? null : state.seq;
-    const { maxEvents, maxAgeMs } = this.window;
-    const params = [id, JSON.stringify(record), state.seq, state.pendingSince, pendingSeq, this.clock(), maxEvents, maxAgeMs];
+    const params = [id, JSON.stringify(record), state.seq, state.pendingSince, pendingSeq, this.clock(), this.window.maxEvents];
     if ((await client.query(SQL.write, params)).rowCount !== 1) return result; // no such row
     if (deliveries.length > 0) {
       await client.query(SQL.enqueue, [

@@ -37,6 +37,25 @@ describe('SqliteEndpointStore', () => {
     await store.close();
   });
 
+  it('when more events are past the age limit than one sweep statement deletes, then the sweep deletes them all, in batches', async () => {
+    let now = 1_000_000;
+    const store = new SqliteEndpointStore(scratchFile(), { clock: () => now, eventWindow: { maxAgeMs: 1000 } });
+    const ids = Array.from({ length: 25 }, (_, i) => `ep-${i}`);
+    for (const id of [...ids, 'fresh']) await store.create(id, hashToken('t'), initialRecord());
+    const write = (id: string) => store.update(id, (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+    await Promise.all(ids.flatMap((id) => Array.from({ length: 100 }, () => write(id)))); // 2,500 events
+    now += 2000;
+    await write('fresh'); // a recent event, which stays
+    let turns = 0;
+    const counting = setInterval(() => turns++, 0);
+    expect(await store.pruneEvents()).toBe(2500);
+    clearInterval(counting);
+    expect(turns).toBeGreaterThan(0); // it yielded to the event loop between batches
+    expect((await store.eventsSince('fresh', 0, 10)).map((e) => e.version)).toEqual([1]);
+    expect(await store.pruneEvents()).toBe(0);
+    await store.close();
+  });
+
   it('stores the token only as a digest', async () => {
     const file = scratchFile();
     const store = new SqliteEndpointStore(file);
