@@ -2,7 +2,8 @@
 // profile of getEndpoint put the SQLite read at a sixth of its time.
 //
 // Coherence: this process's own writes evict the row as they write it (inside the transaction, so a
-// rolled-back write leaves nothing behind), and reads inside a transaction are never cached. Writes
+// rolled-back write leaves nothing behind) and put the new row back once it has committed; reads
+// inside a transaction are never cached. Writes
 // by other processes on the same file (the CLI: create, rotate, delete) are seen through SQLite's
 // `PRAGMA data_version`, which changes when another connection commits: it is checked once per
 // event-loop turn, and a change empties the cache. A read therefore reflects every commit made
@@ -38,16 +39,21 @@ export class RowCache {
     const cached = this.rows.get(id);
     if (cached) return cached;
     const row = load();
-    if (row && !inTransaction && this.maxRows > 0) {
-      if (this.rows.size >= this.maxRows) this.rows.delete(this.rows.keys().next().value!);
-      this.rows.set(id, row);
-    }
+    if (row && !inTransaction) this.remember(id, row);
     return row;
   }
 
-  /** This process is writing the row: forget it. */
+  /** This process is writing the row: forget it until the write commits. */
   evict(id: string): void {
     this.rows.delete(id);
+  }
+
+  /** This process has just committed the row: keep it (the next read needs no SQLite call). */
+  remember(id: string, row: EndpointRow): void {
+    if (this.maxRows === 0) return;
+    this.rows.delete(id); // re-inserted as the newest
+    if (this.rows.size >= this.maxRows) this.rows.delete(this.rows.keys().next().value!);
+    this.rows.set(id, row);
   }
 
   private revalidateOncePerTurn(): void {

@@ -72,9 +72,15 @@ const DEFAULT_CACHED_ROWS = 10_000;
 /** The event-log sweep deletes at most this many rows per statement (a few milliseconds). */
 const PRUNE_BATCH = 1_000;
 
+/** What a transaction's write step returns: the caller's result and, if it wrote, the new row. */
+interface Written<T> {
+  result: T;
+  row?: EndpointRow;
+}
+
 interface QueuedUpdate {
   id: string;
-  run: () => { result: unknown; version?: number };
+  run: () => Written<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -205,29 +211,48 @@ export class SqliteEndpointStore implements EndpointStore {
     return toStored(this.cache.get(id, this.db.isTransaction, () => this.stmts.get.get(id) as EndpointRow | undefined));
   }
 
+  /** Reads the row inside the caller's transaction, lets `decide` choose, and writes what it decided. */
+  private decideAndWrite<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Written<T> {
+    const current = this.read(id);
+    return this.commit(id, current, decide(current));
+  }
+
   /**
    * Writes what `decide` decided, inside the caller's transaction: the row (its version + 1), the
-   * event of that version, the pruned log and the outbox. Returns the new version, if it wrote.
+   * event of that version, the pruned log and the outbox. Returns the new row, if it wrote.
    */
-  private commit<T>(id: string, { write, result }: Decision<T>): { result: T; version?: number } {
-    if (!write) return { result };
+  private commit<T>(id: string, current: StoredEndpoint | undefined, { write, result }: Decision<T>): Written<T> {
+    if (!write || !current) return { result }; // nothing to write, or no such row
     const { record, state, deliveries = [] } = write;
     const json = JSON.stringify(record);
-    this.cache.evict(id);
+    this.cache.evict(id); // until the commit: reads later in this transaction see the new row
     const written = this.stmts.write.get(json, state.seq, state.pendingSince, id) as { version: number } | undefined;
-    if (!written) return { result }; // no such row: decide wrote for an endpoint that is not there
+    if (!written) return { result };
     const now = this.clock();
     this.stmts.logEvent.run(id, written.version, json, now);
     this.stmts.pruneEndpointEvents.run(id, written.version - this.window.maxEvents);
     const pendingSeq = state.pendingSince === null ? null : state.seq;
     this.stmts.dropStale.run(id, pendingSeq, pendingSeq);
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
-    return { result, version: written.version };
+    const row: EndpointRow = {
+      token_hash: current.tokenHash,
+      record: json,
+      message_seq: state.seq,
+      pending_since: state.pendingSince,
+      version: written.version,
+    };
+    return { result, row };
   }
 
-  /** After the commit: tells the change feed. */
-  private committed<T>(id: string, { result, version }: { result: T; version?: number }): T {
-    if (version !== undefined) this.hub.publish(id, version);
+  /**
+   * After the commit: the written row goes into the cache (the next update or read of this endpoint
+   * needs no SQLite read or parse of it), and the change feed hears of the new version.
+   */
+  private committed<T>(id: string, { result, row }: Written<T>): T {
+    if (row) {
+      this.cache.remember(id, row);
+      this.hub.publish(id, row.version);
+    }
     return result;
   }
 
@@ -238,7 +263,7 @@ export class SqliteEndpointStore implements EndpointStore {
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.queued.length === 0) setImmediate(() => this.groupCommit());
-      this.queued.push({ id, run: () => this.commit(id, decide(this.read(id))), resolve: resolve as (v: unknown) => void, reject });
+      this.queued.push({ id, run: () => this.decideAndWrite(id, decide), resolve: resolve as (v: unknown) => void, reject });
     });
   }
 
@@ -320,7 +345,7 @@ export class SqliteEndpointStore implements EndpointStore {
   ): Promise<T> {
     const outcome = this.transaction(() => {
       const stillQueued = this.stmts.dequeue.run(delivery.id).changes === 1;
-      return this.commit(delivery.endpointId, decide(this.read(delivery.endpointId), stillQueued));
+      return this.decideAndWrite(delivery.endpointId, (current) => decide(current, stillQueued));
     });
     return this.committed(delivery.endpointId, outcome);
   }

@@ -127,6 +127,25 @@ describe('SqliteEndpointStore row cache', () => {
     await store.close();
   });
 
+  it('when updates of one endpoint share a commit and one of them fails, then the row kept from the commit is the row on disk', async () => {
+    const { server, other, close } = await twoProcesses('t');
+    const pending = { seq: 7, pendingSince: 1234 };
+    const results = await Promise.allSettled([
+      server.update('ep-1', (cur) => ({ write: { record: { ...cur!.record, meta: { ...cur!.record.meta, trigger: true } }, state: pending }, result: 1 })),
+      server.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq: 8, pendingSince: 'x' as unknown as number } }, result: 2 })),
+      setContent(server, 'ep-1', 'third'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const kept = (await server.get('ep-1'))!; // from memory: no other process has committed since
+    const onDisk = (await other.get('ep-1'))!;
+    expect(kept.recordJson).toBe(onDisk.recordJson);
+    expect(kept.record.meta.message.content).toBe('third');
+    expect([kept.version, kept.state]).toEqual([2, pending]);
+    expect([onDisk.version, onDisk.state]).toEqual([2, pending]);
+    expect(Buffer.from(kept.tokenHash)).toEqual(hashToken('t'));
+    await close();
+  });
+
   it('when the cache is full, then the oldest rows make room and every read is still right', async () => {
     const store = new SqliteEndpointStore(scratchFile(), { cachedRows: 2 });
     for (const id of ['a', 'b', 'c']) await store.create(id, hashToken(id), initialRecord());
