@@ -73,7 +73,9 @@ export interface Decision<T> {
 
 /**
  * The storage port. Adapters (SQLite, PostgreSQL) make `update` atomic: `decide` sees the committed
- * row and nothing else can change it until its decision is committed or dropped.
+ * row, and its decision commits only if nothing else has changed the row since (SQLite holds the write
+ * lock; PostgreSQL writes only if the row's version and token are unchanged, else reads and decides
+ * again, taking the row lock after a few lost races).
  *
  * Every committed `write` (of `update` or `completeDelivery`) also increments the row's `version` and
  * appends the new record to the endpoint's event log, in the same transaction, and tells the change
@@ -82,7 +84,10 @@ export interface Decision<T> {
 export interface EndpointStore {
   readonly kind: string;
   get(id: string): Promise<StoredEndpoint | undefined>;
-  /** Read-decide-write in one transaction. `decide` must be synchronous and free of I/O. */
+  /**
+   * Read-decide-write, atomically. `decide` must be synchronous and free of I/O, and may run more than
+   * once: only the decision on the row as it is when the write commits takes effect.
+   */
   update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T>;
   /** false when the ID is taken. */
   create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean>;

@@ -4,6 +4,12 @@
 // lose each other's changes; outbox claims use FOR UPDATE SKIP LOCKED, so instances drain the queue
 // together without handing one entry to two workers.
 //
+// `update` first tries without a transaction (compare-and-set): it reads the row, decides, and writes
+// in one statement only if the row's version and token digest are still the ones it read (another
+// writer or a rotation in between makes it read and decide again). Two round trips instead of four
+// (BEGIN, SELECT ... FOR UPDATE, write, COMMIT). After OPTIMISTIC_ATTEMPTS lost races on one endpoint it
+// takes the row lock as above, so a hot endpoint still makes progress.
+//
 // Lock order is always endpoint row, then its outbox rows and event-log rows (update, completeDelivery
 // and the cascade of delete all follow it; claim/retry/drop touch one outbox statement and hold
 // nothing else; the event-log sweep skips rows it would have to wait for), so transactions cannot
@@ -145,6 +151,9 @@ const PRUNE_MAX_BATCHES = 20;
 /** `<endpointId>:<version>` on the changes channel, sent when the statement's transaction commits. */
 const NOTIFY = (versionColumn: string) => `pg_notify('${CHANGES_CHANNEL}', $1::text || ':' || ${versionColumn}::text)`;
 
+/** Compare-and-set attempts of `update` before it takes the row lock instead. */
+const OPTIMISTIC_ATTEMPTS = 3;
+
 const SQL = {
   get: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1',
   lock: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1 FOR UPDATE',
@@ -152,8 +161,8 @@ const SQL = {
   // the pending message ($5, the pending seq): all of them when idle ($5 NULL), other messages' when
   // pending; the event of the new version (at $6, epoch ms); the endpoint's events beyond the window
   // of $7 events, a range of the primary key (events past the age limit are never returned, and the
-  // sweep deletes them); and the notification. The sub-statements
-  // share one snapshot, so the prune cannot see (or remove) the event being added.
+  // sweep deletes them); and the notification. The sub-statements share one snapshot, so the prune
+  // cannot see (or remove) the event being added.
   write: `WITH stale AS (
             DELETE FROM outbox WHERE endpoint_id = $1 AND ($5::bigint IS NULL OR message_seq <> $5::bigint)
           ), written AS (
@@ -166,6 +175,26 @@ const SQL = {
             WHERE endpoint_id = $1 AND version <= (SELECT version FROM written) - $7::bigint
           )
           SELECT version, ${NOTIFY('version')} FROM written`,
+  // Compare-and-set (`update`'s first attempts): the row and everything `write` and `enqueue` do, in
+  // one statement that commits on its own, only if the row still has version $8 and token digest $9.
+  // Every sub-statement depends on `written`, so when the row has changed nothing is written at all.
+  writeIfUnchanged: `WITH written AS (
+                       UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, version = version + 1, updated_at = now()
+                       WHERE id = $1 AND version = $8 AND token_hash = $9 RETURNING version
+                     ), stale AS (
+                       DELETE FROM outbox
+                       WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM written) AND ($5::bigint IS NULL OR message_seq <> $5::bigint)
+                     ), logged AS (
+                       INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT $1, version, $2, $6::bigint FROM written
+                     ), pruned AS (
+                       DELETE FROM endpoint_events WHERE endpoint_id = $1 AND version <= (SELECT version FROM written) - $7::bigint
+                     ), queued AS (
+                       INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
+                       SELECT $1, $3, d.platform, d.url, d.payload, 0, d.expires_at
+                       FROM written, unnest($10::text[], $11::text[], $12::text[], $13::bigint[]) AS d (platform, url, payload, expires_at)
+                       ON CONFLICT DO NOTHING
+                     )
+                     SELECT version, ${NOTIFY('version')} FROM written`,
   enqueue: `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
             SELECT $1, $2, d.platform, d.url, d.payload, 0, d.expires_at
             FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[]) AS d (platform, url, payload, expires_at)
@@ -322,7 +351,33 @@ export class PostgresEndpointStore implements EndpointStore {
   }
 
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
+    for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+      const current = await this.get(id);
+      const { write, result } = decide(current);
+      if (!write || !current || (await this.writeIfUnchanged(id, current, write))) return result;
+    }
     return this.transaction(async (client) => this.commit(client, id, decide(await this.lockRow(client, id))));
+  }
+
+  /** Commits `write` only if the row is still as `current` was read; false if it has changed (or gone). */
+  private async writeIfUnchanged(id: string, current: StoredEndpoint, write: NonNullable<Decision<unknown>['write']>): Promise<boolean> {
+    const { record, state, deliveries = [] } = write;
+    const params = [
+      id,
+      JSON.stringify(record),
+      state.seq,
+      state.pendingSince,
+      state.pendingSince === null ? null : state.seq,
+      this.clock(),
+      this.window.maxEvents,
+      current.version,
+      current.tokenHash,
+      deliveries.map((d) => d.platform),
+      deliveries.map((d) => d.url),
+      deliveries.map((d) => d.payload),
+      deliveries.map((d) => d.expiresAt),
+    ];
+    return (await this.pool.query(SQL.writeIfUnchanged, params)).rowCount === 1;
   }
 
   async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {

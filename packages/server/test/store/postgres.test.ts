@@ -1,6 +1,7 @@
 // The PostgreSQL adapter: the shared store contract, plus what only a shared database shows (several
 // pools as several instances, migrations racing, timeouts). Runs whenever DATABASE_URL is set; each
 // run works in a scratch database of its own and drops it at the end.
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -9,7 +10,8 @@ import { loadConfig } from '../../src/config.ts';
 import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/events/hub.ts';
 import { PostgresEndpointStore, type PostgresStoreOptions, loadMigrations, migrate } from '../../src/store/postgres.ts';
-import { hashToken } from '../../src/tokens.ts';
+import type { StoredEndpoint } from '../../src/store/port.ts';
+import { hashToken, tokenMatchesDigest } from '../../src/tokens.ts';
 import { describeStoreContract } from './contract.ts';
 import { createScratchDatabase, type ScratchDatabase, withClient } from './pgScratch.ts';
 
@@ -131,6 +133,90 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when the migration files are read, then their versions run 1..n in order', () => {
       const versions = loadMigrations().map((m) => m.version);
       expect(versions).toEqual(versions.map((_, i) => i + 1));
+    });
+  });
+
+  describe('update without a transaction (compare-and-set)', () => {
+    /** Another client's committed change, made synchronously: from inside `decide`, between update's read and its write. */
+    const commitElsewhere = (sql: string) => execFileSync('psql', [db.url, '-v', 'ON_ERROR_STOP=1', '-qc', sql]);
+    const withContent = (cur: StoredEndpoint, content: string) => {
+      const record = structuredClone(cur.record);
+      record.meta.message.content = content;
+      return record;
+    };
+
+    it('when another writer commits between the read and the write, then update decides again on the new row', async () => {
+      const store = await fresh();
+      try {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        const seen: number[] = [];
+        await store.update('ep-1', (cur) => {
+          seen.push(cur!.version);
+          if (seen.length === 1) commitElsewhere("UPDATE endpoints SET version = version + 1 WHERE id = 'ep-1'");
+          return { write: { record: withContent(cur!, `decided on v${cur!.version}`), state: cur!.state }, result: undefined };
+        });
+        expect(seen).toEqual([0, 1]);
+        const after = (await store.get('ep-1'))!;
+        expect([after.version, after.record.meta.message.content]).toEqual([2, 'decided on v1']);
+        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => [e.version, e.record.meta.message.content])).toEqual([[2, 'decided on v1']]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('when the token is rotated between the read and the write, then the old token authorizes nothing', async () => {
+      const store = await fresh();
+      try {
+        await store.create('ep-1', hashToken('old'), initialRecord());
+        let calls = 0;
+        const outcome = await store.update('ep-1', (cur) => {
+          if (++calls === 1) commitElsewhere(`UPDATE endpoints SET token_hash = '\\x${hashToken('new').toString('hex')}' WHERE id = 'ep-1'`);
+          if (!tokenMatchesDigest(cur!.tokenHash, 'old')) return { result: 'unauthorized' };
+          return { write: { record: withContent(cur!, 'written with the old token'), state: cur!.state }, result: 'ok' };
+        });
+        expect([outcome, calls]).toEqual(['unauthorized', 2]);
+        const after = (await store.get('ep-1'))!;
+        expect([after.version, after.record.meta.message.content]).toEqual([0, initialRecord().meta.message.content]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('when the row changes under every attempt, then update takes the row lock and commits once', async () => {
+      const store = await fresh();
+      try {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        let calls = 0;
+        await store.update('ep-1', (cur) => {
+          // The first three attempts lose their race; the fourth runs under the row lock (a change
+          // from elsewhere would now wait for it, so none is made).
+          if (++calls <= 3) commitElsewhere("UPDATE endpoints SET version = version + 1 WHERE id = 'ep-1'");
+          return { write: { record: withContent(cur!, `call ${calls}`), state: cur!.state }, result: undefined };
+        });
+        expect(calls).toBe(4);
+        const after = (await store.get('ep-1'))!;
+        expect([after.version, after.record.meta.message.content]).toEqual([4, 'call 4']);
+        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([4]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('when a write queues deliveries, then they are queued with it, and a lost race queues none', async () => {
+      const store = await fresh();
+      try {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        let calls = 0;
+        await store.update('ep-1', (cur) => {
+          if (++calls === 1) commitElsewhere("UPDATE endpoints SET version = version + 1 WHERE id = 'ep-1'");
+          const deliveries = (['chat_a', 'chat_b'] as const).map((platform) => ({ platform, url: `https://h.example/${calls}/${platform}`, payload: '{}', expiresAt: 10_000 }));
+          return { write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries }, result: undefined };
+        });
+        const queued = await store.claimDeliveries(2000, 60_000, 10);
+        expect(queued.map((d) => d.url).sort()).toEqual(['https://h.example/2/chat_a', 'https://h.example/2/chat_b']);
+      } finally {
+        await store.close();
+      }
     });
   });
 
@@ -413,7 +499,8 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         await holder.query('BEGIN');
         await holder.query("SELECT 1 FROM endpoints WHERE id = 'ep-1' FOR UPDATE");
         const started = Date.now();
-        await expect(store.update('ep-1', () => ({ result: undefined }))).rejects.toMatchObject({ code: '57014' });
+        const rewrite = (cur: StoredEndpoint | undefined) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined });
+        await expect(store.update('ep-1', rewrite)).rejects.toMatchObject({ code: '57014' });
         expect(Date.now() - started).toBeLessThan(2000);
         await holder.query('ROLLBACK');
         expect(await store.update('ep-1', (cur) => ({ result: cur!.state.seq }))).toBe(0);
@@ -431,7 +518,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       try {
         await holder.query('BEGIN');
         await holder.query("SELECT 1 FROM endpoints WHERE id = 'ep-1' FOR UPDATE");
-        const stuck = store.update('ep-1', () => ({ result: undefined })); // holds the only connection
+        // Its write waits for the row lock, holding the only connection.
+        const stuck = store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+        const waitingForLock = async () =>
+          (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n > 0;
+        while (!(await waitingForLock())) await new Promise((resolve) => setTimeout(resolve, 10));
         await expect(store.ping()).rejects.toThrow(/timeout exceeded when trying to connect/);
         await holder.query('ROLLBACK');
         await stuck;
