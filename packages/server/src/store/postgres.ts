@@ -1,8 +1,8 @@
 // The PostgreSQL store, for several server instances sharing one database. Same semantics as the
-// SQLite store: `update` and `completeDelivery` hold the endpoint's row lock (SELECT ... FOR UPDATE)
-// from the read to the commit, so concurrent writers on any instance serialise per endpoint and never
-// lose each other's changes; outbox claims use FOR UPDATE SKIP LOCKED, so instances drain the queue
-// together without handing one entry to two workers.
+// SQLite store: `completeDelivery` (and `update` when it falls back, below) holds the endpoint's row
+// lock (SELECT ... FOR UPDATE) from the read to the commit, so concurrent writers on any instance
+// never lose each other's changes; outbox claims use FOR UPDATE SKIP LOCKED, so instances drain the
+// queue together without handing one entry to two workers.
 //
 // `update` first tries without a transaction (compare-and-set): it reads the row, decides, and writes
 // in one statement only if the row's version and token digest are still the ones it read (another
