@@ -52,6 +52,11 @@ try {
   record('vitest report', false);
 }
 
+// The benchmark's smoke run (under a minute): figures printed, targets not asserted; it fails only
+// when a scenario cannot run or a request errors or gets a non-2xx answer.
+console.log('\n== benchmark smoke run: pnpm bench --quick');
+record('benchmark smoke run', spawnSync('pnpm', ['-s', 'bench', '--quick'], { stdio: 'inherit' }).status === 0);
+
 if (failures.length > 0) console.log(`\nFailed: ${failures.join(', ')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failed === 0 ? 0 : 1);
