@@ -157,48 +157,32 @@ const OPTIMISTIC_ATTEMPTS = 3;
 const SQL = {
   get: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1',
   lock: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1 FOR UPDATE',
-  // The row (version + 1) and, in the same statement: the outbox entries that no longer belong to
-  // the pending message ($5, the pending seq): all of them when idle ($5 NULL), other messages' when
-  // pending; the event of the new version (at $6, epoch ms); the endpoint's events beyond the window
-  // of $7 events, a range of the primary key (events past the age limit are never returned, and the
-  // sweep deletes them); and the notification. The sub-statements share one snapshot, so the prune
-  // cannot see (or remove) the event being added.
-  write: `WITH stale AS (
-            DELETE FROM outbox WHERE endpoint_id = $1 AND ($5::bigint IS NULL OR message_seq <> $5::bigint)
-          ), written AS (
+  // The row (version + 1), only if it still has version $8 and token digest $9, and in the same
+  // statement: the outbox entries that no longer belong to the pending message ($5, the pending seq):
+  // all of them when idle ($5 NULL), other messages' when pending; the event of the new version (at
+  // $6, epoch ms); the endpoint's events beyond the window of $7 events, a range of the primary key
+  // (events past the age limit are never returned, and the sweep deletes them); the new deliveries
+  // ($10-$13, one array per column); and the notification. Every sub-statement depends on `written`,
+  // so when the row has changed nothing is written at all. The sub-statements share one snapshot, so
+  // the prune cannot see (or remove) the event being added. It commits on its own (compare-and-set)
+  // or inside a transaction holding the row lock, where its conditions always hold.
+  write: `WITH written AS (
             UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, version = version + 1, updated_at = now()
-            WHERE id = $1 RETURNING version
+            WHERE id = $1 AND version = $8 AND token_hash = $9 RETURNING version
+          ), stale AS (
+            DELETE FROM outbox
+            WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM written) AND ($5::bigint IS NULL OR message_seq <> $5::bigint)
           ), logged AS (
             INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT $1, version, $2, $6::bigint FROM written
           ), pruned AS (
-            DELETE FROM endpoint_events
-            WHERE endpoint_id = $1 AND version <= (SELECT version FROM written) - $7::bigint
+            DELETE FROM endpoint_events WHERE endpoint_id = $1 AND version <= (SELECT version FROM written) - $7::bigint
+          ), queued AS (
+            INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
+            SELECT $1, $3, d.platform, d.url, d.payload, 0, d.expires_at
+            FROM written, unnest($10::text[], $11::text[], $12::text[], $13::bigint[]) AS d (platform, url, payload, expires_at)
+            ON CONFLICT DO NOTHING
           )
           SELECT version, ${NOTIFY('version')} FROM written`,
-  // Compare-and-set (`update`'s first attempts): the row and everything `write` and `enqueue` do, in
-  // one statement that commits on its own, only if the row still has version $8 and token digest $9.
-  // Every sub-statement depends on `written`, so when the row has changed nothing is written at all.
-  writeIfUnchanged: `WITH written AS (
-                       UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, version = version + 1, updated_at = now()
-                       WHERE id = $1 AND version = $8 AND token_hash = $9 RETURNING version
-                     ), stale AS (
-                       DELETE FROM outbox
-                       WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM written) AND ($5::bigint IS NULL OR message_seq <> $5::bigint)
-                     ), logged AS (
-                       INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT $1, version, $2, $6::bigint FROM written
-                     ), pruned AS (
-                       DELETE FROM endpoint_events WHERE endpoint_id = $1 AND version <= (SELECT version FROM written) - $7::bigint
-                     ), queued AS (
-                       INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
-                       SELECT $1, $3, d.platform, d.url, d.payload, 0, d.expires_at
-                       FROM written, unnest($10::text[], $11::text[], $12::text[], $13::bigint[]) AS d (platform, url, payload, expires_at)
-                       ON CONFLICT DO NOTHING
-                     )
-                     SELECT version, ${NOTIFY('version')} FROM written`,
-  enqueue: `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
-            SELECT $1, $2, d.platform, d.url, d.payload, 0, d.expires_at
-            FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[]) AS d (platform, url, payload, expires_at)
-            ON CONFLICT DO NOTHING`,
   create: 'INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
   setToken: `WITH u AS (UPDATE endpoints SET token_hash = $2, updated_at = now() WHERE id = $1 RETURNING version)
              SELECT ${NOTIFY('version')} FROM u`,
@@ -332,43 +316,11 @@ export class PostgresEndpointStore implements EndpointStore {
     return toStored((await client.query<EndpointRow>(statement('lock', [id]))).rows[0]);
   }
 
-  /** Writes what `decide` decided, inside the caller's transaction (the row is locked). */
-  private async commit<T>(client: pg.PoolClient, id: string, { write, result }: Decision<T>): Promise<T> {
-    if (!write) return result;
-    const { record, state, deliveries = [] } = write;
-    const pendingSeq = state.pendingSince === null ? null : state.seq;
-    const params = [id, JSON.stringify(record), state.seq, state.pendingSince, pendingSeq, this.clock(), this.window.maxEvents];
-    if ((await client.query(statement('write', params))).rowCount !== 1) return result; // no such row
-    if (deliveries.length > 0) {
-      await client.query(
-        statement('enqueue', [
-          id,
-          state.seq,
-          deliveries.map((d) => d.platform),
-          deliveries.map((d) => d.url),
-          deliveries.map((d) => d.payload),
-          deliveries.map((d) => d.expiresAt),
-        ]),
-      );
-    }
-    return result;
-  }
-
-  async get(id: string): Promise<StoredEndpoint | undefined> {
-    return toStored((await this.pool.query<EndpointRow>(statement('get', [id]))).rows[0]);
-  }
-
-  async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
-    for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
-      const current = await this.get(id);
-      const { write, result } = decide(current);
-      if (!write || !current || (await this.writeIfUnchanged(id, current, write))) return result;
-    }
-    return this.transaction(async (client) => this.commit(client, id, decide(await this.lockRow(client, id))));
-  }
-
-  /** Commits `write` only if the row is still as `current` was read; false if it has changed (or gone). */
-  private async writeIfUnchanged(id: string, current: StoredEndpoint, write: NonNullable<Decision<unknown>['write']>): Promise<boolean> {
+  /**
+   * Commits what `decide` decided about `current` (inside the caller's transaction, or on its own),
+   * only if the row still has `current`'s version and token digest; false if it has changed or gone.
+   */
+  private async write(db: pg.Pool | pg.PoolClient, id: string, current: StoredEndpoint, write: NonNullable<Decision<unknown>['write']>): Promise<boolean> {
     const { record, state, deliveries = [] } = write;
     const params = [
       id,
@@ -385,7 +337,27 @@ export class PostgresEndpointStore implements EndpointStore {
       deliveries.map((d) => d.payload),
       deliveries.map((d) => d.expiresAt),
     ];
-    return (await this.pool.query(statement('writeIfUnchanged', params))).rowCount === 1;
+    return (await db.query(statement('write', params))).rowCount === 1;
+  }
+
+  /** Decides about the locked row and writes the decision, inside the caller's transaction. */
+  private async decideLocked<T>(client: pg.PoolClient, id: string, current: StoredEndpoint | undefined, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
+    const { write, result } = decide(current);
+    if (write && current) await this.write(client, id, current, write);
+    return result;
+  }
+
+  async get(id: string): Promise<StoredEndpoint | undefined> {
+    return toStored((await this.pool.query<EndpointRow>(statement('get', [id]))).rows[0]);
+  }
+
+  async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
+    for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
+      const current = await this.get(id);
+      const { write, result } = decide(current);
+      if (!write || !current || (await this.write(this.pool, id, current, write))) return result;
+    }
+    return this.transaction(async (client) => this.decideLocked(client, id, await this.lockRow(client, id), decide));
   }
 
   async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {
@@ -418,7 +390,7 @@ export class PostgresEndpointStore implements EndpointStore {
       // Endpoint row first, then the entry: the lock order every writer uses (see the top).
       const current = await this.lockRow(client, delivery.endpointId);
       const stillQueued = (await client.query(statement('dequeue', [delivery.id]))).rowCount === 1;
-      return this.commit(client, delivery.endpointId, decide(current, stillQueued));
+      return this.decideLocked(client, delivery.endpointId, current, (row) => decide(row, stillQueued));
     });
   }
 

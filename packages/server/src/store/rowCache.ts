@@ -3,10 +3,9 @@
 //
 // Coherence: this process's own writes evict the row as they write it (inside the transaction, so a
 // rolled-back write leaves nothing behind) and put the new row back once it has committed; reads
-// inside a transaction are never cached. Writes
-// by other processes on the same file (the CLI: create, rotate, delete) are seen through SQLite's
-// `PRAGMA data_version`, which changes when another connection commits: it is checked once per
-// event-loop turn, and a change empties the cache. A read therefore reflects every commit made
+// inside a transaction are never cached. Writes by other processes on the same file (the CLI: create,
+// rotate, delete) are seen through SQLite's `PRAGMA data_version`, which changes when another
+// connection commits: it is checked once per event-loop turn, and a change empties the cache. A read therefore reflects every commit made
 // before the event-loop turn in which it runs.
 import type { StatementSync } from 'node:sqlite';
 import type { EndpointRow } from './rows.ts';

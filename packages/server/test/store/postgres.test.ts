@@ -139,6 +139,16 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
   describe('update without a transaction (compare-and-set)', () => {
     /** Another client's committed change, made synchronously: from inside `decide`, between update's read and its write. */
     const commitElsewhere = (sql: string) => execFileSync('psql', [db.url, '-v', 'ON_ERROR_STOP=1', '-qc', sql]);
+    /** A fresh store holding endpoint ep-1 (token digest of `token`), closed afterwards. */
+    const withEndpoint = async (token: string, test: (store: PostgresEndpointStore) => Promise<void>) => {
+      const store = await fresh();
+      try {
+        await store.create('ep-1', hashToken(token), initialRecord());
+        await test(store);
+      } finally {
+        await store.close();
+      }
+    };
     const withContent = (cur: StoredEndpoint, content: string) => {
       const record = structuredClone(cur.record);
       record.meta.message.content = content;
@@ -146,9 +156,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     };
 
     it('when another writer commits between the read and the write, then update decides again on the new row', async () => {
-      const store = await fresh();
-      try {
-        await store.create('ep-1', hashToken('t'), initialRecord());
+      await withEndpoint('t', async (store) => {
         const seen: number[] = [];
         await store.update('ep-1', (cur) => {
           seen.push(cur!.version);
@@ -159,15 +167,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         const after = (await store.get('ep-1'))!;
         expect([after.version, after.record.meta.message.content]).toEqual([2, 'decided on v1']);
         expect((await store.eventsSince('ep-1', 0, 10)).map((e) => [e.version, e.record.meta.message.content])).toEqual([[2, 'decided on v1']]);
-      } finally {
-        await store.close();
-      }
+      });
     });
 
     it('when the token is rotated between the read and the write, then the old token authorizes nothing', async () => {
-      const store = await fresh();
-      try {
-        await store.create('ep-1', hashToken('old'), initialRecord());
+      await withEndpoint('old', async (store) => {
         let calls = 0;
         const outcome = await store.update('ep-1', (cur) => {
           if (++calls === 1) commitElsewhere(`UPDATE endpoints SET token_hash = '\\x${hashToken('new').toString('hex')}' WHERE id = 'ep-1'`);
@@ -177,15 +181,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         expect([outcome, calls]).toEqual(['unauthorized', 2]);
         const after = (await store.get('ep-1'))!;
         expect([after.version, after.record.meta.message.content]).toEqual([0, initialRecord().meta.message.content]);
-      } finally {
-        await store.close();
-      }
+      });
     });
 
     it('when the row changes under every attempt, then update takes the row lock and commits once', async () => {
-      const store = await fresh();
-      try {
-        await store.create('ep-1', hashToken('t'), initialRecord());
+      await withEndpoint('t', async (store) => {
         let calls = 0;
         await store.update('ep-1', (cur) => {
           // The first three attempts lose their race; the fourth runs under the row lock (a change
@@ -197,15 +197,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         const after = (await store.get('ep-1'))!;
         expect([after.version, after.record.meta.message.content]).toEqual([4, 'call 4']);
         expect((await store.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([4]);
-      } finally {
-        await store.close();
-      }
+      });
     });
 
     it('when a write queues deliveries, then they are queued with it, and a lost race queues none', async () => {
-      const store = await fresh();
-      try {
-        await store.create('ep-1', hashToken('t'), initialRecord());
+      await withEndpoint('t', async (store) => {
         let calls = 0;
         await store.update('ep-1', (cur) => {
           if (++calls === 1) commitElsewhere("UPDATE endpoints SET version = version + 1 WHERE id = 'ep-1'");
@@ -214,9 +210,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         });
         const queued = await store.claimDeliveries(2000, 60_000, 10);
         expect(queued.map((d) => d.url).sort()).toEqual(['https://h.example/2/chat_a', 'https://h.example/2/chat_b']);
-      } finally {
-        await store.close();
-      }
+      });
     });
   });
 
