@@ -19,8 +19,12 @@ const NO_DIGEST = hashToken('no endpoint');
 
 /** Constant-time check of a presented token against a stored digest (absent: never matches). */
 export function tokenMatchesDigest(stored: Uint8Array | undefined, presented: string | undefined): boolean {
-  const digest = hashToken(presented ?? '');
+  return digestsMatch(stored, presented === undefined ? undefined : hashToken(presented));
+}
+
+/** The same check when the presented token's digest is already known (see http/presentedToken.ts). */
+export function digestsMatch(stored: Uint8Array | undefined, presented: Uint8Array | undefined): boolean {
+  const digest = presented ?? NO_DIGEST;
   const equal = timingSafeEqual(digest, stored?.length === digest.length ? stored : NO_DIGEST);
   return equal && stored !== undefined && presented !== undefined;
 }
-

@@ -4,14 +4,16 @@ import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, reply } from '../http/operations.ts';
 import { unauthorized } from '../http/problem.ts';
 import type { Decision } from '../store/port.ts';
-import { tokenMatchesDigest } from '../tokens.ts';
+import { presentedTokenDigest } from '../http/presentedToken.ts';
+import { digestsMatch } from '../tokens.ts';
 
 export const markRead =
   ({ store }: AppDeps): Handler =>
   async (req, res) => {
-    const { token, platform } = req.query as { token: string; platform: Platform };
+    const { platform } = req.query as { platform: Platform };
+    const presented = presentedTokenDigest(req);
     const record = await store.update(pathParam(req, 'endpoint'), (current): Decision<EndpointRecord | undefined> => {
-      if (!current || !tokenMatchesDigest(current.tokenHash, token)) return { result: undefined };
+      if (!current || !digestsMatch(current.tokenHash, presented)) return { result: undefined };
       const next = markPlatformRead(current, platform);
       return next === current ? { result: current.record } : { write: next, result: next.record };
     });

@@ -2,7 +2,8 @@ import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam } from '../http/operations.ts';
 import { unauthorized } from '../http/problem.ts';
 import { openEventStream, resumePoint } from '../events/session.ts';
-import { tokenMatchesDigest } from '../tokens.ts';
+import { presentedTokenDigest } from '../http/presentedToken.ts';
+import { digestsMatch } from '../tokens.ts';
 
 /** A text/event-stream of the record's committed changes; the format is in the spec and session.ts. */
 export const streamEndpointEvents =
@@ -12,7 +13,7 @@ export const streamEndpointEvents =
     const endpointId = pathParam(req, 'endpoint');
     // The same 401 as getEndpoint, before anything of the stream is sent.
     const found = await store.get(endpointId);
-    if (!found || !tokenMatchesDigest(found.tokenHash, token)) throw unauthorized();
+    if (!found || !digestsMatch(found.tokenHash, presentedTokenDigest(req))) throw unauthorized();
     openEventStream({
       store,
       streams: events,

@@ -4,13 +4,15 @@ import { afterUpdate, planDeliveries } from '../domain/lifecycle.ts';
 import type { EndpointRecord } from '../domain/record.ts';
 import { applyUpdate, type UpdateParams } from '../domain/update.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam, reply } from '../http/operations.ts';
+import { type Handler, pathParam, replyJsonText } from '../http/operations.ts';
 import { invalid, unauthorized } from '../http/problem.ts';
 import type { Decision } from '../store/port.ts';
-import { tokenMatchesDigest } from '../tokens.ts';
+import { presentedTokenDigest } from '../http/presentedToken.ts';
+import { digestsMatch } from '../tokens.ts';
 
 type Result =
-  | { kind: 'ok'; record: EndpointRecord; queued: number }
+  /** `json`: the record's JSON text, sent as it is (it is what was committed). */
+  | { kind: 'ok'; record: EndpointRecord; json: string; queued: number }
   | { kind: 'unauthorized' }
   | { kind: 'invalid'; issues: Issue[] };
 
@@ -21,25 +23,28 @@ function payloadFor(record: EndpointRecord): string | undefined {
 }
 
 export const updateEndpoint =
-  ({ store, allowHttpWebhooks, clock, messageTtlMs, onDeliveriesQueued }: AppDeps): Handler =>
+  ({ store, allowHttpWebhooks, clock, messageTtlMs, onDeliveriesQueued, validateResponses }: AppDeps): Handler =>
   async (req, res) => {
     // The validator has checked and coerced every parameter against the spec.
-    const { token, ...params } = req.query as unknown as UpdateParams & { token: string };
+    const { token: _token, ...params } = req.query as unknown as UpdateParams & { token: string };
+    const presented = presentedTokenDigest(req);
     const now = clock();
     // Authentication, the update rules, the lifecycle and the outbox all commit in one transaction.
     const result = await store.update<Result>(pathParam(req, 'endpoint'), (current): Decision<Result> => {
-      if (!current || !tokenMatchesDigest(current.tokenHash, token)) return { result: { kind: 'unauthorized' } };
-      const outcome = applyUpdate(current.record, params, { allowHttpWebhooks });
+      if (!current || !digestsMatch(current.tokenHash, presented)) return { result: { kind: 'unauthorized' } };
+      const outcome = applyUpdate(current.recordJson, params, { allowHttpWebhooks });
       if (!outcome.ok) return { result: { kind: 'invalid', issues: outcome.issues } };
       if (params.only_check === true || (!outcome.changed && params.trigger === undefined)) {
-        return { result: { kind: 'ok', record: current.record, queued: 0 } };
+        return { result: { kind: 'ok', record: outcome.record, json: current.recordJson, queued: 0 } };
       }
       const row = afterUpdate(current, outcome.record, params.trigger, now);
+      // The lifecycle may have replaced the record (a finished message returns to idle).
+      const json = row.record === outcome.record ? outcome.json : JSON.stringify(row.record);
       const deliveries = params.trigger === true ? planDeliveries(row, now + messageTtlMs, payloadFor) : [];
-      return { write: { ...row, deliveries }, result: { kind: 'ok', record: row.record, queued: deliveries.length } };
+      return { write: { ...row, recordJson: json, deliveries }, result: { kind: 'ok', record: row.record, json, queued: deliveries.length } };
     });
     if (result.kind === 'unauthorized') throw unauthorized();
     if (result.kind === 'invalid') throw invalid(result.issues);
     if (result.queued > 0) onDeliveriesQueued();
-    reply(res, 'updateEndpoint', 200, result.record);
+    replyJsonText(res, 'updateEndpoint', 200, result.json, () => result.record, validateResponses);
   };

@@ -12,7 +12,7 @@ import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { requestLog } from './requestLog.ts';
 import { securityHeaders } from './securityHeaders.ts';
-import { queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
+import { parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
 
@@ -60,7 +60,7 @@ function requestMetrics({ metrics }: AppDeps): RequestHandler {
  */
 function corsPolicy({ corsOrigins }: AppDeps): RequestHandler {
   const allow = cors({ origin: corsOrigins, methods: ['GET', 'POST'], maxAge: 600 });
-  return (req, res, next) => (corsOrigins.length === 0 || req.path.startsWith('/admin/') ? next() : allow(req, res, next));
+  return (req, res, next) => (req.path.startsWith('/admin/') ? next() : allow(req, res, next));
 }
 
 function dispatch(handlers: Handlers): RequestHandler {
@@ -78,11 +78,12 @@ export function createApp(deps: AppDeps): Express {
   // No ETag: records change constantly and bots do not revalidate; hashing every body cost CPU.
   app.set('etag', false);
   app.set('query parser', queryParser(queryParametersOfType(bundledSpecPath, 'boolean')));
+  parseQueryOnce(app);
   app.use(requestLog(app, deps.logger));
   app.use(requestMetrics(deps));
   // A JSON API: no content may load anything, nobody may frame it.
   app.use(securityHeaders({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
-  app.use(corsPolicy(deps));
+  if (deps.corsOrigins.length > 0) app.use(corsPolicy(deps)); // no layer at all when CORS is off
   app.use(express.json({ limit: '16kb' }));
   app.use(requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')));
   app.use(

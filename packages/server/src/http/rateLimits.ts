@@ -15,6 +15,10 @@ import type { Logger } from '../logger.ts';
 import { openapiOf } from './operations.ts';
 import { HttpProblem } from './problem.ts';
 import { hashToken } from '../tokens.ts';
+import { presentedTokenDigest } from './presentedToken.ts';
+
+/** Requests without a token share one bucket per endpoint (the validator rejects them anyway). */
+const NO_TOKEN = hashToken('');
 
 export interface RateLimitSettings {
   /** Failed authentications a client address may make per minute before it gets 429; 0: off. */
@@ -75,8 +79,7 @@ const usesScheme = (req: Request, scheme: string) => (openapiOf(req).schema?.sec
 /** The endpoint's bucket is keyed by its ID and a digest of the token, so wrong tokens cannot drain it. */
 function endpointKey(req: Request): string {
   const endpoint = openapiOf(req).pathParams?.endpoint ?? '';
-  const token = typeof req.query.token === 'string' ? req.query.token : '';
-  return `${endpoint}:${hashToken(token).toString('base64url').slice(0, 16)}`;
+  return `${endpoint}:${(presentedTokenDigest(req) ?? NO_TOKEN).toString('base64url', 0, 12)}`;
 }
 
 export async function createRateLimits(settings: RateLimitSettings, logger: Logger): Promise<RateLimits> {

@@ -3,7 +3,7 @@
 // accept "Infinity", "1e3" or "0x10"). Each failure is a 400 naming the parameter.
 import { readFileSync } from 'node:fs';
 import { parse as parseQuery } from 'node:querystring';
-import type { RequestHandler } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import { parse as parseYaml } from 'yaml';
 import type { Issue } from '../domain/issues.ts';
 import { invalid } from './problem.ts';
@@ -64,4 +64,24 @@ export function queryParser(booleanParameters: Set<string>): (query: string) => 
     }
     return parsed;
   };
+}
+
+/**
+ * Express 5 parses the query string again on every read of `req.query` (a getter on its request
+ * prototype); the hygiene check, the validator's security step and its parameter step read it three
+ * times per request. Here the first read keeps its result as the request's own property, so the query
+ * is parsed once and every later reader, the validator's coercion included, sees the same object.
+ */
+export function parseQueryOnce(app: Express): void {
+  const parse = Object.getOwnPropertyDescriptor(express.request, 'query')?.get;
+  if (!parse) throw new Error("express no longer defines request.query as a getter");
+  Object.defineProperty(app.request, 'query', {
+    configurable: true,
+    enumerable: true,
+    get(this: Request): unknown {
+      const value: unknown = parse.call(this);
+      Object.defineProperty(this, 'query', { value, writable: true, enumerable: true, configurable: true });
+      return value;
+    },
+  });
 }

@@ -11,8 +11,12 @@ export interface MessageState {
 
 export interface StoredEndpoint {
   tokenHash: Uint8Array;
+  /** Parsed on first use, and shared by every reader of a cached row: never mutate it (copy first). */
   record: EndpointRecord;
-  /** The record's JSON text exactly as committed (what a read sends without re-serialising). */
+  /**
+   * The record's JSON text exactly as committed: JSON.stringify of the record, in both adapters. A read
+   * sends it without re-serialising, and applyUpdate compares against it to tell a no-op update.
+   */
   recordJson: string;
   state: MessageState;
   /** 0 at creation, + 1 with every committed write of the row; the ID of the change's event. */
@@ -61,6 +65,8 @@ export interface Delivery extends DeliveryDraft {
 export interface Decision<T> {
   write?: {
     record: EndpointRecord;
+    /** JSON.stringify(record), when the caller has it already (the adapter serialises it otherwise). */
+    recordJson?: string;
     state: MessageState;
     /**
      * Deliveries of message `state.seq`. On every write the adapter also drops outbox entries that

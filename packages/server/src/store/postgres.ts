@@ -324,7 +324,7 @@ export class PostgresEndpointStore implements EndpointStore {
     const { record, state, deliveries = [] } = write;
     const params = [
       id,
-      JSON.stringify(record),
+      write.recordJson ?? JSON.stringify(record),
       state.seq,
       state.pendingSince,
       state.pendingSince === null ? null : state.seq,

@@ -1,5 +1,6 @@
 // Committed endpoint rows kept in memory by the SQLite adapter, so a read costs no SQLite call. The
-// profile of getEndpoint put the SQLite read at a sixth of its time.
+// profile of getEndpoint put the SQLite read at a sixth of its time. The rows are kept as the port's
+// StoredEndpoint (its record parsed at most once, and shared: callers never mutate it).
 //
 // Coherence: this process's own writes evict the row as they write it (inside the transaction, so a
 // rolled-back write leaves nothing behind) and put the new row back once it has committed; reads
@@ -8,10 +9,10 @@
 // connection commits: it is checked once per event-loop turn, and a change empties the cache. A read therefore reflects every commit made
 // before the event-loop turn in which it runs.
 import type { StatementSync } from 'node:sqlite';
-import type { EndpointRow } from './rows.ts';
+import type { StoredEndpoint } from './port.ts';
 
 export class RowCache {
-  private readonly rows = new Map<string, EndpointRow>();
+  private readonly rows = new Map<string, StoredEndpoint>();
   private dataVersion: unknown = undefined;
   private checkedThisTurn = false;
 
@@ -33,7 +34,7 @@ export class RowCache {
    * committed one, since a row this transaction writes is evicted; what `load` reads there may be
    * uncommitted, so it is not kept.
    */
-  get(id: string, inTransaction: boolean, load: () => EndpointRow | undefined): EndpointRow | undefined {
+  get(id: string, inTransaction: boolean, load: () => StoredEndpoint | undefined): StoredEndpoint | undefined {
     if (!inTransaction) this.revalidateOncePerTurn();
     const cached = this.rows.get(id);
     if (cached) return cached;
@@ -48,7 +49,7 @@ export class RowCache {
   }
 
   /** This process has just committed the row: keep it (the next read needs no SQLite call). */
-  remember(id: string, row: EndpointRow): void {
+  remember(id: string, row: StoredEndpoint): void {
     if (this.maxRows === 0) return;
     this.rows.delete(id); // re-inserted as the newest
     if (this.rows.size >= this.maxRows) this.rows.delete(this.rows.keys().next().value!);

@@ -1,7 +1,7 @@
 // The row shapes both SQL adapters read (same column names in SQLite and PostgreSQL) and their
 // mapping to the port's types.
 import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { Delivery, StoredEndpoint } from './port.ts';
+import type { Delivery, MessageState, StoredEndpoint } from './port.ts';
 
 export interface EndpointRow {
   token_hash: Uint8Array;
@@ -25,20 +25,31 @@ export interface OutboxRow {
 
 /**
  * The stored endpoint of a row. The record is parsed on first use only: a read that just returns it
- * sends `recordJson` as it is (the profile showed JSON.parse and JSON.stringify on every GET).
+ * sends `recordJson` as it is (the profile showed JSON.parse and JSON.stringify on every GET). A class
+ * rather than an object literal with a getter: V8 builds these several times faster, and the SQLite
+ * row cache keeps them, so a cached read allocates nothing.
  */
+class StoredRow implements StoredEndpoint {
+  readonly tokenHash: Uint8Array;
+  readonly recordJson: string;
+  readonly state: MessageState;
+  readonly version: number;
+  private parsed: EndpointRecord | undefined = undefined;
+
+  constructor(row: EndpointRow) {
+    this.tokenHash = row.token_hash;
+    this.recordJson = row.record;
+    this.state = { seq: row.message_seq, pendingSince: row.pending_since };
+    this.version = row.version;
+  }
+
+  get record(): EndpointRecord {
+    return (this.parsed ??= JSON.parse(this.recordJson) as EndpointRecord);
+  }
+}
+
 export function toStored(row: EndpointRow | undefined): StoredEndpoint | undefined {
-  if (!row) return undefined;
-  let record: EndpointRecord | undefined;
-  return {
-    tokenHash: row.token_hash,
-    recordJson: row.record,
-    get record() {
-      return (record ??= JSON.parse(row.record) as EndpointRecord);
-    },
-    state: { seq: row.message_seq, pendingSince: row.pending_since },
-    version: row.version,
-  };
+  return row ? new StoredRow(row) : undefined;
 }
 
 export const toDelivery = (r: OutboxRow): Delivery => ({

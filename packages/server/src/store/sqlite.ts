@@ -75,7 +75,7 @@ const PRUNE_BATCH = 1_000;
 /** What a transaction's write step returns: the caller's result and, if it wrote, the new row. */
 interface Written<T> {
   result: T;
-  row?: EndpointRow;
+  row?: StoredEndpoint;
 }
 
 interface QueuedUpdate {
@@ -208,7 +208,7 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   private read(id: string): StoredEndpoint | undefined {
-    return toStored(this.cache.get(id, this.db.isTransaction, () => this.stmts.get.get(id) as EndpointRow | undefined));
+    return this.cache.get(id, this.db.isTransaction, () => toStored(this.stmts.get.get(id) as EndpointRow | undefined));
   }
 
   /** Reads the row inside the caller's transaction, lets `decide` choose, and writes what it decided. */
@@ -224,7 +224,7 @@ export class SqliteEndpointStore implements EndpointStore {
   private commit<T>(id: string, current: StoredEndpoint | undefined, { write, result }: Decision<T>): Written<T> {
     if (!write || !current) return { result }; // nothing to write, or no such row
     const { record, state, deliveries = [] } = write;
-    const json = JSON.stringify(record);
+    const json = write.recordJson ?? JSON.stringify(record);
     this.cache.evict(id); // until the commit: reads later in this transaction see the new row
     const written = this.stmts.write.get(json, state.seq, state.pendingSince, id) as { version: number } | undefined;
     if (!written) return { result };
@@ -234,13 +234,13 @@ export class SqliteEndpointStore implements EndpointStore {
     const pendingSeq = state.pendingSince === null ? null : state.seq;
     this.stmts.dropStale.run(id, pendingSeq, pendingSeq);
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
-    const row: EndpointRow = {
+    const row = toStored({
       token_hash: current.tokenHash,
       record: json,
       message_seq: state.seq,
       pending_since: state.pendingSince,
       version: written.version,
-    };
+    });
     return { result, row };
   }
 
