@@ -111,31 +111,37 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
       (rejection: unknown) => rejection instanceof RateLimiterRes && block(client, rejection),
     );
 
-  const middleware: RequestHandler = async (req, res, next) => {
+  // Not async, and the client address (proxy-addr parses X-Forwarded-For) is worked out only when an
+  // address is blocked or a failure is recorded: this runs on every request.
+  const middleware: RequestHandler = (req, res, next) => {
     const tokenAuth = usesScheme(req, 'endpointToken');
     if (!tokenAuth && !usesScheme(req, 'adminBearer')) return next();
-    const client = req.ip ?? 'unknown';
     if (authFailures) {
-      const until = blockedUntil.get(client);
-      if (until !== undefined && until > Date.now()) {
-        res.setHeader('Retry-After', String(Math.max(1, Math.ceil((until - Date.now()) / 1000))));
-        return next(new HttpProblem(429, 'Too many failed authentications from this address; retry later.'));
+      if (blockedUntil.size > 0) {
+        const client = req.ip ?? 'unknown';
+        const until = blockedUntil.get(client);
+        if (until !== undefined && until > Date.now()) {
+          res.setHeader('Retry-After', String(Math.max(1, Math.ceil((until - Date.now()) / 1000))));
+          return next(new HttpProblem(429, 'Too many failed authentications from this address; retry later.'));
+        }
+        if (until !== undefined) blockedUntil.delete(client);
       }
-      if (until !== undefined) blockedUntil.delete(client);
       res.on('finish', () => {
-        if (res.statusCode === 401) void recordFailure(client);
+        if (res.statusCode === 401) void recordFailure(req.ip ?? 'unknown');
       });
     }
-    if (perEndpoint && tokenAuth) {
-      try {
-        setRateLimitHeaders(res, rate, await perEndpoint.consume(endpointKey(req)));
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    if (!perEndpoint || !tokenAuth) return next();
+    perEndpoint.consume(endpointKey(req)).then(
+      (state) => {
+        setRateLimitHeaders(res, rate, state);
+        next();
+      },
+      (rejection: unknown) => {
+        if (!(rejection instanceof RateLimiterRes)) return next(rejection);
         setRateLimitHeaders(res, rate, rejection);
-        return next(tooMany(res, rejection, `More than ${rate} requests per second for this endpoint; retry later.`));
-      }
-    }
-    next();
+        next(tooMany(res, rejection, `More than ${rate} requests per second for this endpoint; retry later.`));
+      },
+    );
   };
 
   return { middleware, close: async () => void (await pool?.end()) };

@@ -32,7 +32,8 @@ describe('security headers', () => {
     const r = await fetch(`${h.server.url}/-/live`);
     expect(r.headers.get('x-powered-by')).toBeNull();
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(r.headers.get('content-security-policy')).toContain("default-src 'none'");
+    // Nothing may load, nobody may frame; no looser per-type directives beside default-src 'none'.
+    expect(r.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
     expect(r.headers.get('strict-transport-security')).toContain('max-age=');
   });
 

@@ -41,8 +41,8 @@ describe('parseQueryOnce', () => {
   it('when requests carry different queries, then each gets its own object', async () => {
     await withApp(async (origin, parses) => {
       const [a, b] = await Promise.all([fetch(`${origin}/x?n=1`), fetch(`${origin}/x?n=2&extra=y`)]);
-      expect((await a.json()).query).toEqual({ n: 1 });
-      expect((await b.json()).query).toEqual({ n: 2, extra: 'y' });
+      expect(((await a.json()) as { query: unknown }).query).toEqual({ n: 1 });
+      expect(((await b.json()) as { query: unknown }).query).toEqual({ n: 2, extra: 'y' });
       expect(parses()).toBe(2);
     });
   });

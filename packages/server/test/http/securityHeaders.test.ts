@@ -5,7 +5,7 @@ import helmet from 'helmet';
 import { describe, expect, it } from 'vitest';
 import { securityHeaders } from '../../src/http/securityHeaders.ts';
 
-const OPTIONS = { contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } };
+const OPTIONS = { contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } };
 
 async function headersOf(app: RequestListener): Promise<Record<string, string>> {
   const server = createServer(app).listen(0, '127.0.0.1');
