@@ -1,37 +1,35 @@
 // createApp builds the Express app and never listens. Order: request log and metrics, security
 // headers, CORS, the body parser, request hygiene, then express-openapi-validator as its README wires
-// it (security presence, parameters, responses), rate limits, the admin guard, dispatch by
-// operationId, a problem+json 404 for anything unmatched, and one error handler for every error.
+// it (security presence, parameters, responses), rate limits, dispatch by operationId (admin
+// operations check the admin token there), a problem+json 404 for anything unmatched, and one error
+// handler for every error.
 import cors from 'cors';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { bundledSpecPath } from '@chatbridge/api';
 import { buildHandlers } from '../handlers/index.ts';
 import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
-import { requestLog } from './requestLog.ts';
+import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { securityHeaders } from './securityHeaders.ts';
 import { parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
 
-/** Operations whose spec security names `adminBearer` need the operator's admin token. */
-function adminGuard(adminTokenHash: Uint8Array | undefined): RequestHandler {
-  return (req, _res, next) => {
-    const security = openapiOf(req).schema?.security ?? [];
-    if (!security.some((s) => 'adminBearer' in s)) return next();
-    const header = req.headers.authorization ?? '';
-    const presented = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
-    next(tokenMatchesDigest(adminTokenHash, presented) ? undefined : new HttpProblem(401, ADMIN_UNAUTHORIZED_DETAIL));
-  };
+/** Whether the request presents the operator's admin token (never, when the admin API is off). */
+function presentsAdminToken(req: Request, adminTokenHash: Uint8Array | undefined): boolean {
+  const header = req.headers.authorization ?? '';
+  const presented = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+  return tokenMatchesDigest(adminTokenHash, presented);
 }
 
 /**
- * Counts and times every request by the operationId the validator matched. The metric children of
- * each (operation, status) are looked up once: prom-client hashes a label object on every call.
+ * Counts and times every request by the operationId the validator matched (an observer of the request
+ * log's completion). The metric children of each (operation, status) are looked up once: prom-client
+ * hashes a label object on every call.
  */
-function requestMetrics({ metrics }: AppDeps): RequestHandler {
+function requestMetrics({ metrics }: AppDeps): CompletionObserver {
   type Children = { count: ReturnType<AppDeps['metrics']['httpRequests']['labels']>; duration: ReturnType<AppDeps['metrics']['httpDuration']['labels']> };
   const children = new Map<string, Children>(); // a few operations times a few statuses
   const childrenOf = (operation: string, status: number) => {
@@ -43,14 +41,10 @@ function requestMetrics({ metrics }: AppDeps): RequestHandler {
     }
     return found;
   };
-  return (req, res, next) => {
-    const started = performance.now();
-    res.on('close', () => {
-      const { count, duration } = childrenOf(openapiOf(req).schema?.operationId ?? 'unmatched', res.statusCode);
-      count.inc();
-      duration.observe((performance.now() - started) / 1000);
-    });
-    next();
+  return (req, res, elapsedMs) => {
+    const { count, duration } = childrenOf(openapiOf(req).schema?.operationId ?? 'unmatched', res.statusCode);
+    count.inc();
+    duration.observe(elapsedMs / 1000);
   };
 }
 
@@ -63,10 +57,18 @@ function corsPolicy({ corsOrigins }: AppDeps): RequestHandler {
   return (req, res, next) => (req.path.startsWith('/admin/') ? next() : allow(req, res, next));
 }
 
-function dispatch(handlers: Handlers): RequestHandler {
+/**
+ * Runs the operation the validator matched. Operations whose spec security names `adminBearer` need
+ * the operator's admin token first: checked here, not in a layer of its own that every request crosses.
+ */
+function dispatch(handlers: Handlers, adminTokenHash: Uint8Array | undefined): RequestHandler {
   return (req, res, next) => {
-    const operationId = openapiOf(req).schema?.operationId as OperationId | undefined;
+    const schema = openapiOf(req).schema;
+    const operationId = schema?.operationId as OperationId | undefined;
     if (!operationId) return next();
+    if (schema?.security?.some((s) => 'adminBearer' in s) && !presentsAdminToken(req, adminTokenHash)) {
+      return next(new HttpProblem(401, ADMIN_UNAUTHORIZED_DETAIL));
+    }
     return handlers[operationId](req, res); // Express 5 passes a rejection to the error handler
   };
 }
@@ -79,8 +81,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', queryParser(queryParametersOfType(bundledSpecPath, 'boolean')));
   parseQueryOnce(app);
-  app.use(requestLog(app, deps.logger));
-  app.use(requestMetrics(deps));
+  app.use(requestLog(app, deps.logger, [requestMetrics(deps)]));
   // A JSON API: no content may load anything, nobody may frame it. Only these two directives: helmet's
   // defaults would add ten more, all looser than default-src 'none', to every response.
   app.use(securityHeaders({ contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
@@ -96,8 +97,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   app.use(deps.rateLimits);
-  app.use(adminGuard(deps.adminTokenHash));
-  app.use(dispatch(buildHandlers(deps)));
+  app.use(dispatch(buildHandlers(deps), deps.adminTokenHash));
   // Whatever reached here matched no operation (e.g. an asterisk-form request target).
   app.use((_req, _res, next) => next(new HttpProblem(404, 'No operation is defined at this path.')));
   app.use(problemErrorHandler(deps.logger));
