@@ -111,8 +111,9 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
       (rejection: unknown) => rejection instanceof RateLimiterRes && block(client, rejection),
     );
 
-  // Not async, and the client address (proxy-addr parses X-Forwarded-For) is worked out only when an
-  // address is blocked or a failure is recorded: this runs on every request.
+  // This runs on every request: one `.then`, no async function around an await, and the client address
+  // (proxy-addr parses X-Forwarded-For) is worked out only when an address is blocked or a failure is
+  // recorded.
   const middleware: RequestHandler = (req, res, next) => {
     const tokenAuth = usesScheme(req, 'endpointToken');
     if (!tokenAuth && !usesScheme(req, 'adminBearer')) return next();
@@ -131,7 +132,8 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
       });
     }
     if (!perEndpoint || !tokenAuth) return next();
-    perEndpoint.consume(endpointKey(req)).then(
+    // Returned, so that Express 5 hands anything thrown on the way to the error handler.
+    return perEndpoint.consume(endpointKey(req)).then(
       (state) => {
         setRateLimitHeaders(res, rate, state);
         next();
