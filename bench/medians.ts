@@ -36,7 +36,7 @@ function reports(): { name: string; report: Report }[] {
           .map((f) => join(RESULTS, f));
   const loaded = names.map((name) => ({ name, report: JSON.parse(readFileSync(name, 'utf8')) as Report }));
   const wrong = loaded.filter(({ report }) => report.mode !== 'full' || report.settings.profiled.length > 0);
-  if (wrong.length > 0) throw new Error(`not full, unprofiled runs: ${wrong.map((w) => w.name).join(', ')}`);
+  if (wrong.length > 0) throw new Error(`these are not full, unprofiled runs: ${wrong.map((w) => w.name).join(', ')}`);
   return loaded;
 }
 
@@ -83,4 +83,9 @@ function main(): void {
   }
 }
 
-main();
+try {
+  main();
+} catch (err) {
+  console.error(`bench/medians: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+}
