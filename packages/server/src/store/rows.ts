@@ -26,8 +26,8 @@ export interface OutboxRow {
 /**
  * The stored endpoint of a row. The record is parsed on first use only: a read that just returns it
  * sends `recordJson` as it is (the profile showed JSON.parse and JSON.stringify on every GET). A class
- * rather than an object literal with a getter: V8 builds these several times faster, and the SQLite
- * row cache keeps them, so a cached read allocates nothing.
+ * rather than an object literal with a getter (cheaper to build), and the SQLite row cache keeps
+ * them, so a cached read allocates nothing. Shared by every reader of a cached row: read-only.
  */
 class StoredRow implements StoredEndpoint {
   readonly tokenHash: Uint8Array;
