@@ -35,7 +35,7 @@ export const updateEndpoint =
       const outcome = applyUpdate(current.recordJson, params, { allowHttpWebhooks });
       if (!outcome.ok) return { result: { kind: 'invalid', issues: outcome.issues } };
       if (params.only_check === true || (!outcome.changed && params.trigger === undefined)) {
-        return { result: { kind: 'ok', record: outcome.record, json: current.recordJson, queued: 0 } };
+        return { result: { kind: 'ok', record: outcome.record, json: outcome.json, queued: 0 } };
       }
       const row = afterUpdate(current, outcome.record, params.trigger, now);
       // The lifecycle may have replaced the record (a finished message returns to idle).
