@@ -2,29 +2,37 @@
 // profile of getEndpoint put the SQLite read at a sixth of its time. The rows are kept as the port's
 // StoredEndpoint (its record parsed at most once, and shared: callers never mutate it).
 //
-// Coherence: this process's own writes evict the row as they write it (inside the transaction, so a
-// rolled-back write leaves nothing behind) and put the new row back once it has committed; reads
-// inside a transaction are never cached. Writes by other processes on the same file (the CLI: create,
-// rotate, delete) are seen through SQLite's `PRAGMA data_version`, which changes when another
-// connection commits: it is checked once per event-loop turn, and a change empties the cache. A read therefore reflects every commit made
-// before the event-loop turn in which it runs.
-import type { StatementSync } from 'node:sqlite';
+// Coherence: this process's writes evict the row as they write it and put the new row back once it
+// has committed; reads inside a transaction are never cached. Other processes on the same file (the
+// CLI: create, rotate, delete) are seen through the commit clock, a counter that triggers move with
+// every change of an endpoint row, whoever makes it. The cache knows the clock value its rows
+// reflect; when the clock shows a value this process did not account for, someone else committed,
+// and the cache empties. It is read once per event-loop turn while no write batch of this process is
+// in flight (then any movement is someone else's), and each commit of this process reports the clock
+// right after its BEGIN and right before its COMMIT (a BEGIN value the cache did not expect means
+// someone else committed in between). A read therefore reflects every commit made before the
+// event-loop turn in which it runs, or, while a write batch is in flight, at the latest once that
+// batch commits (a few milliseconds); updates never rely on this: their writes are conditional on
+// the row they were decided on.
 import type { StoredEndpoint } from './port.ts';
 
 export class RowCache {
   private readonly rows = new Map<string, StoredEndpoint>();
-  private dataVersion: unknown = undefined;
+  /** The commit clock value the cached rows reflect. */
+  private known: number | undefined = undefined;
   private checkedThisTurn = false;
+  /** Set while this process has a write batch in flight: the clock then moves with it. */
+  paused = false;
 
-  private readonly readDataVersion: StatementSync;
+  private readonly readClock: () => number;
   private readonly maxRows: number;
 
   /**
-   * @param readDataVersion `PRAGMA data_version` on the adapter's connection.
+   * @param readClock the commit clock, read on the adapter's connection.
    * @param maxRows rows kept at most; the oldest cached go first.
    */
-  constructor(readDataVersion: StatementSync, maxRows: number) {
-    this.readDataVersion = readDataVersion;
+  constructor(readClock: () => number, maxRows: number) {
+    this.readClock = readClock;
     this.maxRows = maxRows;
   }
 
@@ -57,18 +65,32 @@ export class RowCache {
   }
 
   private revalidateOncePerTurn(): void {
-    if (this.checkedThisTurn) return;
+    if (this.checkedThisTurn || this.paused) return;
     this.checkedThisTurn = true;
     setImmediate(() => (this.checkedThisTurn = false));
     this.revalidate();
   }
 
-  /** Empties the cache if another connection has committed since the last check. */
+  /**
+   * Empties the cache if someone else has committed since the last check. Only while no write of this
+   * process is in flight (right after BEGIN IMMEDIATE, or with `paused` false).
+   */
   revalidate(): void {
-    const version = (this.readDataVersion.get() as { data_version: number }).data_version;
-    if (version !== this.dataVersion) {
-      this.rows.clear();
-      this.dataVersion = version;
-    }
+    this.reconcile(this.readClock(), undefined);
+  }
+
+  /** Forgets everything (after a write whose outcome is unknown). */
+  clear(): void {
+    this.rows.clear();
+    this.known = undefined;
+  }
+
+  /**
+   * A commit of this process: the clock was `before` right after its BEGIN and `after` right before
+   * its COMMIT. If `before` is not the value the cache knows, someone else committed in between.
+   */
+  reconcile(before: number, after: number | undefined): void {
+    if (before !== this.known) this.rows.clear();
+    this.known = after ?? before;
   }
 }
