@@ -7,6 +7,10 @@
 //
 // Full runs only: quick, profiled and partial runs measure something else. Timestamped reports stay
 // local (bench/results/.gitignore), so this works on the runs made on this machine.
+//
+// Ratios are each report's ratioToBaseline: over the baseline measured beside each scenario in newer
+// reports (baseline.ratios "adjacent"), over the mean of its start and end runs (1 and 1b) in older
+// ones. Both are read; the header says when the runs mix the two.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,6 +21,8 @@ interface Report {
   mode: string;
   startedAt: string;
   settings: { profiled: string[] };
+  /** `ratios` is absent in reports whose ratios are over the mean of 1 and 1b. */
+  baseline?: { requestsPerSec: number | null; ratios?: string };
   scenarios: ScenarioResult[];
   targets: TargetCheck[];
 }
@@ -56,16 +62,35 @@ function summary(values: number[], digits: number): string {
 function main(): void {
   const runs = reports();
   if (runs.length === 0) throw new Error(`no full runs in ${RESULTS}; run pnpm bench first`);
-  console.log(`${runs.length} full run(s): ${runs.map((r) => r.report.startedAt.slice(0, 16).replace('T', ' ')).join(', ')} UTC\n`);
+  console.log(`${runs.length} full run(s): ${runs.map((r) => r.report.startedAt.slice(0, 16).replace('T', ' ')).join(', ')} UTC`);
+  const adjacent = runs.filter((r) => r.report.baseline?.ratios === 'adjacent').length;
+  console.log(
+    adjacent === runs.length
+      ? 'ratios over the baseline measured beside each scenario\n'
+      : adjacent === 0
+        ? 'ratios over the mean of the baseline at the start and the end of each run (1 and 1b)\n'
+        : `ratios: ${adjacent} run(s) over the baseline measured beside each scenario, ${runs.length - adjacent} over the mean of 1 and 1b (older reports)\n`,
+  );
 
   const keys = [...new Set(runs.flatMap((r) => r.report.scenarios.map((s) => s.key)))];
   const row = (cells: string[]) => console.log(cells.map((c, i) => (i === 0 ? c.padEnd(28) : c.padStart(20))).join(''));
-  row(['scenario', 'x baseline', 'p99 ms', 'us CPU/req', 'peak RSS MB']);
+  row(['scenario', 'x baseline', 'baseline req/s', 'p99 ms', 'us CPU/req', 'peak RSS MB']);
   for (const key of keys) {
-    const measured = runs.map((r) => r.report.scenarios.find((s) => s.key === key)).filter((s) => s?.figures !== undefined) as ScenarioResult[];
+    const found = runs.flatMap(({ report }) => {
+      const s = report.scenarios.find((x) => x.key === key);
+      return s?.figures === undefined ? [] : [{ s, report }];
+    });
+    const measured = found.map((f) => f.s);
+    // The req/s each ratio was taken over; older reports took them all over baseline.requestsPerSec.
+    const over = found.flatMap(({ s, report }) => {
+      if (s.ratioToBaseline === undefined) return [];
+      const rps = s.baselineRequestsPerSec ?? report.baseline?.requestsPerSec;
+      return rps === undefined || rps === null ? [] : [rps];
+    });
     row([
       key,
       summary(measured.flatMap((s) => (s.ratioToBaseline === undefined ? [] : [s.ratioToBaseline])), 3),
+      summary(over, 0),
       summary(measured.map((s) => s.figures!.p99Ms), 1),
       summary(measured.flatMap((s) => (s.server?.cpuUsPerRequest === undefined ? [] : [s.server.cpuUsPerRequest])), 0),
       summary(measured.flatMap((s) => (s.server?.peakRssMB === undefined ? [] : [s.server.peakRssMB])), 0),

@@ -1,17 +1,22 @@
 // `pnpm bench`: chatbridge's HTTP benchmark. The server runs as its own process, started exactly as
 // `pnpm start` starts it (production settings); autocannon generates load from this process.
 //
-//   pnpm bench                      full run (~2-4 min): 10 s per scenario after a 3 s warm-up
-//   pnpm bench --quick              under a minute: 3 s after 1 s, 10,000 endpoints in scenario 6;
+//   pnpm bench                      full run (~3-5 min): 10 s per scenario after a 3 s warm-up, and
+//                                   as long again for the baseline beside each scenario
+//   pnpm bench --quick              under a minute: 3 s after 1 s, 10,000 endpoints in scenario 6,
+//                                   the baseline beside each scenario for 1 s (no warm-up);
 //                                   figures are printed, targets are indicative only
 //   pnpm bench --cpu-prof=get-sqlite,update-sqlite
 //                                   runs those scenarios with the server under --cpu-prof; profiles go
 //                                   to bench/results/profiles, and their top functions are printed
 //   pnpm bench --only=1,2           a subset (keys or numbers)
 //   options: --duration S --warmup S --connections N --large N
+//            --baseline-duration S --baseline-warmup S: each baseline run (default: as the scenarios;
+//            --quick: 1 s without a warm-up, but for the first run); the warm-up may be 0
 //
 // Scenarios (50 connections each):
-//   1 baseline          bare node:http (bench/baseline-server.ts) answering with a real record's bytes
+//   1 baseline          bare node:http (bench/baseline-server.ts) answering with a real record's bytes;
+//                       measured right before every other scenario and once after the last (see below)
 //   2 get-sqlite        GET /{id}?token=..., 1,000 endpoints on SQLite, requests rotate over all of them
 //   3 update-sqlite     POST /update/{id}, three scalar overwrites that always change the record
 //   4 get-postgres      as 2 and 3 with CHATBRIDGE_STORE=postgres and DATABASE_URL; run only when
@@ -19,8 +24,12 @@
 //   6 get-sqlite-large  as 2 with 100,000 endpoints stored; requests rotate over 5,000 of them
 //   7 floor             Express + express-openapi-validator alone (bench/floor-server.ts) validating
 //                       the requests of 2 and answering with the record's bytes: the stack's ceiling
-//   1b                  the baseline again at the end: ratios use the mean of 1 and 1b, and the
-//                       drift between them tells how much the machine's speed moved meanwhile
+//
+// The machine's speed drifts within a run, so the baseline runs beside each scenario: its server
+// starts once and stays up (idle in between), and is loaded right before every scenario and once
+// after the last (1, 7, 1, 2, 1, 6, ..., 5, 1). A scenario's ratio is over the mean of the baseline
+// runs right before and right after it; the table prints that denominator per scenario, and row 1 is
+// the median of all the baseline's runs. The runs' spread tells how much the machine's speed moved.
 //
 // Output: a table, PASS/FAIL per target (informational), bench/results/<timestamp>.json, and for a
 // full run of every scenario bench/results/latest.json and latest.svg. The exit code is 1 only when a
@@ -33,8 +42,8 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkTargets, type TargetCheck } from './lib/targets.ts';
-import type { ScenarioResult } from './lib/types.ts';
-import { runLoad } from './lib/load.ts';
+import type { BaselineRun, ScenarioResult } from './lib/types.ts';
+import { type LoadFigures, type LoadSpec, runLoad } from './lib/load.ts';
 import {
   cpuSecondsOf,
   freePort,
@@ -84,6 +93,8 @@ const parseOptions = () => parseArgs({
     warmup: { type: 'string' },
     connections: { type: 'string' },
     large: { type: 'string' },
+    'baseline-duration': { type: 'string' },
+    'baseline-warmup': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -99,16 +110,25 @@ if (argv.help) {
 }
 
 const mode: 'full' | 'quick' = argv.quick ? 'quick' : 'full';
-const num = (v: string | undefined, fallback: number, what: string) => {
+const num = (v: string | undefined, fallback: number, what: string, zero = false) => {
   const n = v === undefined ? fallback : Number(v);
-  if (!Number.isFinite(n) || n <= 0) usage(`--${what} must be a positive number`);
+  if (!Number.isFinite(n) || n < 0 || (n === 0 && !zero)) usage(`--${what} must be a positive number${zero ? ' or 0' : ''}`);
   return n;
 };
+const durationS = num(argv.duration, mode === 'quick' ? 3 : 10, 'duration');
+const warmupS = num(argv.warmup, mode === 'quick' ? 1 : 3, 'warmup');
 const settings = {
   mode,
   connections: num(argv.connections, 50, 'connections'),
-  durationS: num(argv.duration, mode === 'quick' ? 3 : 10, 'duration'),
-  warmupS: num(argv.warmup, mode === 'quick' ? 1 : 3, 'warmup'),
+  durationS,
+  warmupS,
+  /**
+   * Each baseline run: as long as a scenario's by default, so that it sees the same stretch of the
+   * machine's drift. A quick run, which must stay under a minute, measures 1 s without a warm-up: its
+   * first run warms up for at least warmupS (a cold process), later ones load a warm process.
+   */
+  baselineDurationS: num(argv['baseline-duration'], mode === 'quick' ? 1 : durationS, 'baseline-duration'),
+  baselineWarmupS: num(argv['baseline-warmup'], mode === 'quick' ? 0 : warmupS, 'baseline-warmup', true),
   smallEndpoints: 1_000,
   largeEndpoints: num(argv.large, mode === 'quick' ? 10_000 : 100_000, 'large'),
   largeSampled: mode === 'quick' ? 2_000 : 5_000,
@@ -140,11 +160,13 @@ const SCENARIOS: ScenarioDef[] = [
   },
   { n: 7, key: 'floor', title: 'floor: Express + validator, same bytes', target: 'floor', op: 'get' },
 ];
-/** Run order: the floor, then the three GET-on-SQLite figures back to back (their ratios matter most), writes after. */
+/**
+ * Run order: the floor, then the three GET-on-SQLite figures back to back (their ratios matter most),
+ * writes after. The baseline (1) runs before each of them and after the last.
+ */
 const ORDER = [1, 7, 2, 6, 3, 4, 5];
-/** The baseline again after the others: its drift tells how much the machine's speed moved during the run. */
-const BASELINE_END: ScenarioDef = { n: 1, key: 'baseline-end', title: 'baseline again, end of run', target: 'baseline', op: 'get' };
-const tagOf = (r: { n: number; key: string }) => (r.key === BASELINE_END.key ? '1b' : String(r.n));
+const BASELINE = SCENARIOS[0]!;
+const tagOf = (r: { n: number }) => String(r.n);
 
 function pick(list: string | undefined): Set<number> | undefined {
   if (list === undefined) return undefined;
@@ -160,7 +182,8 @@ const profiled = pick(argv['cpu-prof']) ?? new Set<number>();
 const selected = pick(argv.only) ?? (profiled.size > 0 ? new Set(profiled) : new Set(SCENARIOS.map((s) => s.n)));
 for (const n of profiled) selected.add(n);
 const complete = selected.size === SCENARIOS.length && profiled.size === 0;
-const baselineTwice = selected.has(1) && selected.size > 1 && profiled.size === 0;
+/** The baseline runs beside every measured scenario when it is selected (a full run, or --only=1,...). */
+const bracketed = selected.has(1);
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -168,6 +191,7 @@ const baselineTwice = selected.has(1) && selected.size > 1 && profiled.size === 
 const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
 const runId = `${Date.now().toString(36)}${process.pid.toString(36)}`;
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
+const signed = (pct: number) => `${pct >= 0 ? '+' : ''}${pct.toFixed(0)}`;
 const log = (line: string) => console.log(line);
 
 /** The environment a child gets: ours without any CHATBRIDGE_* setting, plus `extra`. */
@@ -294,45 +318,77 @@ async function verifyWrites(origin: string, endpoints: SeedOutput['endpoints']):
 
 const startFingerprint = codeFingerprint();
 
+type LoadTarget = Omit<LoadSpec, 'durationS'>;
+
+interface Measured {
+  figures: LoadFigures;
+  warmup: { requests: number; errors: number; non2xx: number };
+  server: { peakRssMB?: number; rssMB?: number; cpuPct?: number; cpuUsPerRequest?: number };
+  loadGenCpuPct: number;
+  otherCpuPct?: number;
+  /** The measured window, in seconds from the process's spawn (for its profile). */
+  window: { from: number; to: number };
+}
+
+/** A warm-up, then the measured window: the load's figures, and the CPU of the server, of autocannon and of everything else. */
+async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: number): Promise<Measured> {
+  const warm = warmupS > 0 ? await runLoad({ ...load, durationS: warmupS }) : { requests: 0, errors: 0, non2xx: 0 };
+  const from = (performance.now() - t.spawnedAt) / 1000;
+  const cpu0 = cpuSecondsOf(t.proc.pid);
+  const busy0 = machineBusySeconds();
+  const self0 = process.cpuUsage();
+  const wall0 = performance.now();
+  const figures = await runLoad({ ...load, durationS });
+  const wallS = (performance.now() - wall0) / 1000;
+  const cpu1 = cpuSecondsOf(t.proc.pid);
+  const busy1 = machineBusySeconds();
+  const self = process.cpuUsage(self0);
+  const mem = memoryOf(t.proc.pid);
+  const loadGenCpuPct = ((self.user + self.system) / 1e6 / wallS) * 100;
+  const server: Measured['server'] = {
+    ...(mem && { peakRssMB: mem.peakRssMB, rssMB: mem.rssMB }),
+    ...(cpu0 !== undefined && cpu1 !== undefined && { cpuPct: ((cpu1 - cpu0) / wallS) * 100 }),
+  };
+  if (server.cpuPct !== undefined && figures.requests > 0) server.cpuUsPerRequest = ((server.cpuPct / 100) * wallS * 1e6) / figures.requests;
+  return {
+    figures,
+    warmup: { requests: warm.requests, errors: warm.errors, non2xx: warm.non2xx },
+    server,
+    loadGenCpuPct,
+    ...(busy0 !== undefined &&
+      busy1 !== undefined &&
+      server.cpuPct !== undefined && { otherCpuPct: Math.max(0, ((busy1 - busy0) / wallS) * 100 - server.cpuPct - loadGenCpuPct) }),
+    window: { from, to: from + wallS },
+  };
+}
+
+const loadFor = (def: ScenarioDef, t: Target, path: (n: number) => string): LoadTarget => ({
+  origin: t.origin,
+  method: def.op === 'get' ? 'GET' : 'POST',
+  path,
+  connections: settings.connections,
+});
+
+/** A scenario other than the baseline: its own server process, started now and stopped afterwards. */
 async function runScenario(def: ScenarioDef, data: Dataset, recordFile: string): Promise<ScenarioResult> {
   const result: ScenarioResult = { n: def.n, key: def.key, title: def.title, status: 'ok', notes: [] };
   const fingerprint = codeFingerprint();
-  if (def.target !== 'baseline') result.code = fingerprint;
-  if (def.target !== 'baseline' && fingerprint !== startFingerprint) {
+  result.code = fingerprint;
+  if (fingerprint !== startFingerprint) {
     result.notes.push(`THE SERVER CODE CHANGED since the run started (${startFingerprint} -> ${fingerprint}): not comparable with the others`);
   }
   const endpoints = data.seed.endpoints;
   const t = await startTarget(def, data, recordFile);
   try {
     const path = pathMaker(def, endpoints);
-    if (def.target !== 'baseline') await precheck(def, t.origin, path(endpoints.length - 1), data.seed.recordJson, result.notes);
-    const load = { origin: t.origin, method: def.op === 'get' ? ('GET' as const) : ('POST' as const), path, connections: settings.connections };
-    const warm = await runLoad({ ...load, durationS: settings.warmupS });
-    result.warmup = { requests: warm.requests, errors: warm.errors, non2xx: warm.non2xx };
-    const windowFrom = (performance.now() - t.spawnedAt) / 1000;
-    const cpu0 = cpuSecondsOf(t.proc.pid);
-    const busy0 = machineBusySeconds();
-    const self0 = process.cpuUsage();
-    const wall0 = performance.now();
-    const figures = await runLoad({ ...load, durationS: settings.durationS });
-    const wallS = (performance.now() - wall0) / 1000;
-    if (t.profileFile) result.profileWindow = { from: windowFrom, to: windowFrom + wallS };
-    const cpu1 = cpuSecondsOf(t.proc.pid);
-    const busy1 = machineBusySeconds();
-    const self = process.cpuUsage(self0);
-    const mem = memoryOf(t.proc.pid);
-    result.figures = figures;
-    result.loadGenCpuPct = ((self.user + self.system) / 1e6 / wallS) * 100;
-    result.server = {
-      ...(mem && { peakRssMB: mem.peakRssMB, rssMB: mem.rssMB }),
-      ...(cpu0 !== undefined && cpu1 !== undefined && { cpuPct: ((cpu1 - cpu0) / wallS) * 100 }),
-    };
-    if (result.server.cpuPct !== undefined && figures.requests > 0) {
-      result.server.cpuUsPerRequest = ((result.server.cpuPct / 100) * wallS * 1e6) / figures.requests;
-    }
-    if (busy0 !== undefined && busy1 !== undefined && result.server.cpuPct !== undefined) {
-      result.otherCpuPct = Math.max(0, ((busy1 - busy0) / wallS) * 100 - result.server.cpuPct - result.loadGenCpuPct);
-    }
+    await precheck(def, t.origin, path(endpoints.length - 1), data.seed.recordJson, result.notes);
+    const m = await measure(t, loadFor(def, t, path), settings.warmupS, settings.durationS);
+    result.warmup = m.warmup;
+    if (t.profileFile) result.profileWindow = m.window;
+    result.figures = m.figures;
+    result.loadGenCpuPct = m.loadGenCpuPct;
+    result.server = m.server;
+    if (m.otherCpuPct !== undefined) result.otherCpuPct = m.otherCpuPct;
     if (def.op === 'update') {
       const problem = await verifyWrites(t.origin, endpoints);
       if (problem) {
@@ -344,19 +400,181 @@ async function runScenario(def: ScenarioDef, data: Dataset, recordFile: string):
     result.status = 'failed';
     result.reason = err instanceof Error ? err.message : String(err);
   } finally {
-    const end = await stopChild(t.proc, 20_000);
-    result.server = { ...result.server, exit: end.killed ? 'killed after 20 s' : end.signal ? `signal ${end.signal}` : `code ${end.code}` };
-    if (end.killed || (end.code !== 0 && end.signal === null)) result.notes.push(`server did not stop cleanly (${result.server.exit})`);
-    if (t.proc.lines() > 0) {
-      const tail = t.proc.output().trim().split('\n').slice(-5).join('\n    ');
-      result.notes.push(`server printed ${t.proc.lines()} line(s) at LOG_LEVEL=warn; last:\n    ${tail}`);
-    }
-    if (t.profileFile) {
-      if (existsSync(t.profileFile)) result.profile = relative(ROOT, t.profileFile);
-      else result.notes.push(`no profile was written at ${relative(ROOT, t.profileFile)}`);
-    }
+    await stopTarget(t, result);
   }
   return result;
+}
+
+/** Stops a target's process; how it ended, what it printed and its profile go to `result`. */
+async function stopTarget(t: Target, result: ScenarioResult): Promise<void> {
+  const end = await stopChild(t.proc, 20_000);
+  result.server = { ...result.server, exit: end.killed ? 'killed after 20 s' : end.signal ? `signal ${end.signal}` : `code ${end.code}` };
+  if (end.killed || (end.code !== 0 && end.signal === null)) result.notes.push(`server did not stop cleanly (${result.server.exit})`);
+  if (t.proc.lines() > 0) {
+    const tail = t.proc.output().trim().split('\n').slice(-5).join('\n    ');
+    result.notes.push(`server printed ${t.proc.lines()} line(s) at LOG_LEVEL=warn; last:\n    ${tail}`);
+  }
+  if (t.profileFile) {
+    if (existsSync(t.profileFile)) result.profile = relative(ROOT, t.profileFile);
+    else result.notes.push(`no profile was written at ${relative(ROOT, t.profileFile)}`);
+  }
+}
+
+/**
+ * The baseline (scenario 1) beside every other scenario. Its server starts at the first run and stays
+ * up until finish(): between runs nothing loads it, so it sits idle while the other scenarios are
+ * measured (each run records the CPU it used meanwhile, idleCpuS, to show it). Each run warms up for
+ * baselineWarmupS (the first for at least warmupS: the process is cold), then is measured like a
+ * scenario, for baselineDurationS.
+ */
+class Baseline {
+  readonly runs: BaselineRun[] = [];
+  /** The key of the scenario measured since the last baseline run, for the next run's `after`. */
+  private lastScenario: string | undefined;
+  private target: Target | undefined;
+  private startError: string | undefined;
+  private cpuAtLastEnd: number | undefined;
+  /** With --cpu-prof=baseline: from the first run's window to the last one's. */
+  private profileFrom: number | undefined;
+  private profileTo: number | undefined;
+
+  private readonly data: Dataset;
+  private readonly recordFile: string;
+
+  constructor(data: Dataset, recordFile: string) {
+    this.data = data;
+    this.recordFile = recordFile;
+  }
+
+  /** Measures the baseline now; `before` is the scenario about to be measured (undefined after the last). */
+  async run(before: string | undefined): Promise<BaselineRun> {
+    const first = this.runs.length === 0;
+    const warmupS = first ? Math.max(settings.warmupS, settings.baselineWarmupS) : settings.baselineWarmupS;
+    const run: BaselineRun = {
+      seq: this.runs.length + 1,
+      ...(this.lastScenario !== undefined && { after: this.lastScenario }),
+      ...(before !== undefined && { before }),
+      status: 'ok',
+      warmupS,
+      durationS: settings.baselineDurationS,
+    };
+    this.runs.push(run);
+    this.lastScenario = undefined;
+    const next = before === undefined ? undefined : SCENARIOS.find((d) => d.key === before);
+    log(`Running 1 baseline, run ${run.seq}${next ? `, before ${next.n}` : run.after ? ', after the last scenario' : ''}...`);
+    try {
+      if (!this.target && this.startError === undefined) {
+        try {
+          this.target = await startTarget(BASELINE, this.data, this.recordFile);
+        } catch (err) {
+          this.startError = err instanceof Error ? err.message : String(err);
+        }
+      }
+      if (!this.target) throw new Error(`the baseline server did not start: ${this.startError}`);
+      const t = this.target;
+      const cpuBefore = cpuSecondsOf(t.proc.pid);
+      if (this.cpuAtLastEnd !== undefined && cpuBefore !== undefined) run.idleCpuS = Math.round((cpuBefore - this.cpuAtLastEnd) * 100) / 100;
+      const path = pathMaker(BASELINE, this.data.seed.endpoints);
+      const m = await measure(t, loadFor(BASELINE, t, path), warmupS, settings.baselineDurationS);
+      this.cpuAtLastEnd = cpuSecondsOf(t.proc.pid);
+      run.figures = m.figures;
+      run.warmup = m.warmup;
+      run.server = m.server;
+      run.loadGenCpuPct = m.loadGenCpuPct;
+      if (m.otherCpuPct !== undefined) run.otherCpuPct = m.otherCpuPct;
+      if (t.profileFile && first) this.profileFrom = m.window.from;
+      if (t.profileFile) this.profileTo = m.window.to;
+    } catch (err) {
+      run.status = 'failed';
+      run.reason = err instanceof Error ? err.message : String(err);
+    }
+    return run;
+  }
+
+  /** Notes that the next baseline run comes right after this scenario. */
+  measured(key: string): void {
+    this.lastScenario = key;
+  }
+
+  /**
+   * Stops the server and sums the runs up as scenario 1: req/s, latencies and CPU are medians over
+   * the runs, errors and requests are totals, peak RSS is the process's peak.
+   */
+  async finish(): Promise<ScenarioResult> {
+    const title = `${BASELINE.title}, median of ${this.runs.length}`;
+    const result: ScenarioResult = { n: BASELINE.n, key: BASELINE.key, title, status: 'ok', notes: [] };
+    if (this.target) await stopTarget(this.target, result);
+    if (this.profileFrom !== undefined && this.profileTo !== undefined) {
+      result.profileWindow = { from: this.profileFrom, to: this.profileTo };
+      result.notes.push('the profile spans every baseline run, and the idle time between them');
+    }
+    const done = this.runs.filter((r) => r.figures);
+    const failures = this.runs.filter((r) => r.status === 'failed');
+    if (done.length === 0) {
+      result.status = 'failed';
+      result.reason = failures[0]?.reason ?? this.startError ?? 'the baseline did not run';
+      return result;
+    }
+    if (failures.length > 0) {
+      result.status = 'failed';
+      result.reason = `baseline run(s) ${failures.map((r) => r.seq).join(', ')} failed: ${failures[0]!.reason}`;
+    }
+    const med = (pick: (r: BaselineRun) => number | undefined) => {
+      const values = done.map(pick).filter((v): v is number => v !== undefined && Number.isFinite(v));
+      return values.length ? median(values) : undefined;
+    };
+    const figs = done.map((r) => r.figures!);
+    const statusCodes: Record<string, number> = {};
+    for (const f of figs) for (const [code, count] of Object.entries(f.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+    const sum = (pick: (f: LoadFigures) => number) => figs.reduce((a, f) => a + pick(f), 0);
+    result.figures = {
+      requestsPerSec: med((r) => r.figures!.requestsPerSec)!,
+      requests: sum((f) => f.requests),
+      durationS: sum((f) => f.durationS),
+      p50Ms: med((r) => r.figures!.p50Ms) ?? NaN,
+      p90Ms: med((r) => r.figures!.p90Ms) ?? NaN,
+      p99Ms: med((r) => r.figures!.p99Ms) ?? NaN,
+      maxMs: Math.max(...figs.map((f) => f.maxMs)),
+      errors: sum((f) => f.errors),
+      timeouts: sum((f) => f.timeouts),
+      non2xx: sum((f) => f.non2xx),
+      statusCodes,
+      errorSamples: [...new Set(figs.flatMap((f) => f.errorSamples))].slice(0, 5),
+      throughputMBps: med((r) => r.figures!.throughputMBps) ?? NaN,
+    };
+    result.warmup = {
+      requests: done.reduce((a, r) => a + (r.warmup?.requests ?? 0), 0),
+      errors: done.reduce((a, r) => a + (r.warmup?.errors ?? 0), 0),
+      non2xx: done.reduce((a, r) => a + (r.warmup?.non2xx ?? 0), 0),
+    };
+    const peaks = done.flatMap((r) => (r.server?.peakRssMB === undefined ? [] : [r.server.peakRssMB]));
+    const cpuPct = med((r) => r.server?.cpuPct);
+    const cpuUs = med((r) => r.server?.cpuUsPerRequest);
+    const rss = done.at(-1)!.server?.rssMB;
+    result.server = {
+      ...result.server,
+      ...(peaks.length && { peakRssMB: Math.max(...peaks) }),
+      ...(rss !== undefined && { rssMB: rss }),
+      ...(cpuPct !== undefined && { cpuPct }),
+      ...(cpuUs !== undefined && { cpuUsPerRequest: cpuUs }),
+    };
+    const loadGen = med((r) => r.loadGenCpuPct);
+    if (loadGen !== undefined) result.loadGenCpuPct = loadGen;
+    const other = med((r) => r.otherCpuPct);
+    if (other !== undefined) result.otherCpuPct = other;
+    const idle = done.reduce((a, r) => a + (r.idleCpuS ?? 0), 0);
+    const between = done.filter((r) => r.idleCpuS !== undefined).length;
+    if (between > 0 && idle > 0.05 * between) {
+      result.notes.push(`the baseline server used ${idle.toFixed(2)} s of CPU between its runs, while it should have been idle`);
+    }
+    return result;
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 const skipped = (def: ScenarioDef, reason: string): ScenarioResult => ({
@@ -375,8 +593,18 @@ const failed = (def: ScenarioDef, reason: string): ScenarioResult => ({ ...skipp
 
 const PG_UNAVAILABLE = 'postgres store not available';
 
-async function postgresScenarios(defs: ScenarioDef[], recordFile: string, dir: string): Promise<ScenarioResult[]> {
-  if (!process.env.DATABASE_URL) return defs.map((d) => skipped(d, `${PG_UNAVAILABLE} (DATABASE_URL is not set)`));
+interface Postgres {
+  /** The seeded store, or the results to report instead of running 4 and 5 (skipped or failed). */
+  data?: Dataset;
+  instead?: ScenarioResult[];
+  /** Deletes this run's rows; call once when the scenarios are done. */
+  cleanup: () => Promise<void>;
+}
+
+/** Probes and seeds PostgreSQL before the measured scenarios, so that those run back to back. */
+async function preparePostgres(defs: ScenarioDef[], recordFile: string, dir: string): Promise<Postgres> {
+  const none = async () => {};
+  if (!process.env.DATABASE_URL) return { instead: defs.map((d) => skipped(d, `${PG_UNAVAILABLE} (DATABASE_URL is not set)`)), cleanup: none };
   const storeEnv = postgresEnv();
   const probeData: Dataset = { storeEnv, seed: { store: 'postgres', count: 0, viaStore: 0, seconds: 0, recordJson: '', endpoints: [] } };
   log('  probing: does the server start with CHATBRIDGE_STORE=postgres?');
@@ -385,7 +613,10 @@ async function postgresScenarios(defs: ScenarioDef[], recordFile: string, dir: s
     await stopChild(probe.proc, 20_000);
   } catch (err) {
     const why = (err instanceof Error ? err.message : String(err)).split('\n').slice(1).join(' ').trim().slice(0, 300);
-    return defs.map((d) => skipped(d, `${PG_UNAVAILABLE} (the server did not start with CHATBRIDGE_STORE=postgres${why ? `: ${why}` : ''})`));
+    return {
+      instead: defs.map((d) => skipped(d, `${PG_UNAVAILABLE} (the server did not start with CHATBRIDGE_STORE=postgres${why ? `: ${why}` : ''})`)),
+      cleanup: none,
+    };
   }
   // A shared database: this run's endpoints carry a unique prefix and are deleted afterwards.
   const prefix = `bench-${runId}-`;
@@ -394,23 +625,14 @@ async function postgresScenarios(defs: ScenarioDef[], recordFile: string, dir: s
     if (r.code !== 0) console.error(`  could not delete the PostgreSQL rows with prefix ${prefix}:\n${r.output}`);
   };
   const unregister = onInterrupt(removeRows);
-  try {
-    let data: Dataset;
-    try {
-      data = await seed('postgres', storeEnv, settings.smallEndpoints, settings.smallEndpoints, prefix, dir);
-    } catch (err) {
-      return defs.map((d) => failed(d, err instanceof Error ? err.message : String(err)));
-    }
-    const results: ScenarioResult[] = [];
-    for (const def of defs) {
-      if (isInterrupted()) break;
-      log(`  running ${def.n} ${def.title}...`);
-      results.push(await runScenario(def, data, recordFile));
-    }
-    return results;
-  } finally {
+  const cleanup = async () => {
     unregister();
     await removeRows();
+  };
+  try {
+    return { data: await seed('postgres', storeEnv, settings.smallEndpoints, settings.smallEndpoints, prefix, dir), cleanup };
+  } catch (err) {
+    return { instead: defs.map((d) => failed(d, err instanceof Error ? err.message : String(err))), cleanup };
   }
 }
 
@@ -419,7 +641,7 @@ async function postgresScenarios(defs: ScenarioDef[], recordFile: string, dir: s
 
 function printTable(results: ScenarioResult[]): void {
   const head =
-    ` #  ${'scenario'.padEnd(40)} ${'req/s'.padStart(8)} ${'x base'.padStart(6)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
+    ` #  ${'scenario'.padEnd(40)} ${'req/s'.padStart(8)} ${'x base'.padStart(6)} ${'base r/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
     `${'errors'.padStart(6)} ${'non-2xx'.padStart(7)} ${'peak RSS'.padStart(9)} ${'us/req'.padStart(6)} ${'server'.padStart(7)} ${'autocan'.padStart(7)} ${'other'.padStart(6)}`;
   log(head);
   log('-'.repeat(head.length));
@@ -433,6 +655,7 @@ function printTable(results: ScenarioResult[]): void {
     const bad = f.errors + f.non2xx + (r.warmup?.errors ?? 0) + (r.warmup?.non2xx ?? 0) > 0;
     log(
       `${tagOf(r).padStart(2)}  ${label} ${fmtInt(f.requestsPerSec).padStart(8)} ${(r.ratioToBaseline === undefined ? '-' : r.ratioToBaseline.toFixed(2)).padStart(6)} ` +
+        `${(r.baselineRequestsPerSec === undefined ? '-' : fmtInt(r.baselineRequestsPerSec)).padStart(8)} ` +
         `${f.p50Ms.toFixed(2).padStart(7)} ${f.p99Ms.toFixed(2).padStart(7)} ${String(f.errors).padStart(6)} ${String(f.non2xx).padStart(7)} ` +
         `${(r.server?.peakRssMB === undefined ? '-' : `${r.server.peakRssMB.toFixed(0)} MB`).padStart(9)} ` +
         `${(r.server?.cpuUsPerRequest === undefined ? '-' : r.server.cpuUsPerRequest.toFixed(0)).padStart(6)} ` +
@@ -516,6 +739,10 @@ async function main(): Promise<number> {
   );
 
   const results: ScenarioResult[] = [];
+  /** What ran, in order ('1' for each baseline run). */
+  const sequence: string[] = [];
+  let baseline: Baseline | undefined;
+  let pg: Postgres | undefined;
   try {
     // Stores first, so that the measured scenarios run back to back.
     log('Seeding...');
@@ -535,32 +762,72 @@ async function main(): Promise<number> {
         )
       : undefined;
 
-    for (const def of chosen.filter((d) => d.target !== 'postgres')) {
-      if (isInterrupted()) break;
-      log(`Running ${def.n} ${def.title}...`);
-      results.push(await runScenario(def, def.target === 'sqlite-large' ? large! : small, recordFile));
-    }
     const pgDefs = chosen.filter((d) => d.target === 'postgres');
     if (pgDefs.length > 0 && !isInterrupted()) {
-      log(`Running ${pgDefs.map((d) => d.n).join(', ')} (PostgreSQL)...`);
-      results.push(...(await postgresScenarios(pgDefs, recordFile, dir)));
+      log(`Preparing ${pgDefs.map((d) => d.n).join(', ')} (PostgreSQL)...`);
+      pg = await preparePostgres(pgDefs, recordFile, dir);
+      if (pg.instead) results.push(...pg.instead);
     }
-    if (baselineTwice && !isInterrupted()) {
-      log(`Running 1b ${BASELINE_END.title}...`);
-      results.push(await runScenario(BASELINE_END, small, recordFile));
+
+    // The measured scenarios back to back, the baseline before each and after the last: 1 7 1 2 ... 5 1.
+    if (bracketed) baseline = new Baseline(small, recordFile);
+    for (const def of chosen.filter((d) => d.n !== BASELINE.n && (d.target !== 'postgres' || pg?.data))) {
+      if (isInterrupted()) break;
+      if (baseline) {
+        await baseline.run(def.key);
+        sequence.push(tagOf(BASELINE));
+        if (isInterrupted()) break;
+      }
+      log(`Running ${def.n} ${def.title}...`);
+      const data = def.target === 'sqlite-large' ? large! : def.target === 'postgres' ? pg!.data! : small;
+      results.push(await runScenario(def, data, recordFile));
+      sequence.push(tagOf(def));
+      baseline?.measured(def.key);
+    }
+    if (baseline && !isInterrupted()) {
+      await baseline.run(undefined);
+      sequence.push(tagOf(BASELINE));
     }
   } finally {
+    if (baseline) results.push(await baseline.finish());
+    await pg?.cleanup();
     removeTempDir(dir);
   }
   if (isInterrupted()) return 130; // no report from a partial run
 
   results.sort((a, b) => a.n - b.n);
-  // The ratio's denominator: the mean of the baseline's two measurements (start and end of the run).
-  const baselines = results.filter((r) => (r.key === 'baseline' || r.key === BASELINE_END.key) && r.figures).map((r) => r.figures!.requestsPerSec);
-  const baseline = baselines.length ? baselines.reduce((a, b) => a + b, 0) / baselines.length : undefined;
-  const driftPct = baselines.length === 2 ? ((baselines[1]! - baselines[0]!) / baselines[0]!) * 100 : undefined;
+  // Each scenario's ratio is over its adjacent baselines: the mean of the runs right before and right after it.
+  const runs = baseline?.runs ?? [];
+  const measuredRuns = runs.filter((r) => r.figures);
+  const rpsOf = (r: BaselineRun | undefined) => r?.figures?.requestsPerSec;
+  const overall = measuredRuns.length ? median(measuredRuns.map((r) => r.figures!.requestsPerSec)) : undefined;
+  const driftPct = measuredRuns.length >= 2 ? ((rpsOf(measuredRuns.at(-1))! - rpsOf(measuredRuns[0])!) / rpsOf(measuredRuns[0])!) * 100 : undefined;
+  let noisy = 0;
   for (const r of results) {
-    if (r.figures && baseline) r.ratioToBaseline = r.figures.requestsPerSec / baseline;
+    if (!r.figures || overall === undefined) continue;
+    if (r.key === BASELINE.key) {
+      r.baselineRequestsPerSec = overall;
+      r.ratioToBaseline = r.figures.requestsPerSec / overall;
+      continue;
+    }
+    const before = runs.find((b) => b.before === r.key && b.figures);
+    const after = runs.find((b) => b.after === r.key && b.figures);
+    const adjacent = [before, after].filter((b): b is BaselineRun => b !== undefined);
+    if (adjacent.length === 0) {
+      r.baselineRequestsPerSec = overall;
+      r.notes.push('no baseline run beside it succeeded: its ratio is over the median of all the baseline runs');
+    } else {
+      r.baselineRequestsPerSec = adjacent.reduce((a, b) => a + rpsOf(b)!, 0) / adjacent.length;
+      r.baselineAdjacent = { ...(before && { before: rpsOf(before)! }), ...(after && { after: rpsOf(after)! }), seq: adjacent.map((b) => b.seq) };
+    }
+    r.ratioToBaseline = r.figures.requestsPerSec / r.baselineRequestsPerSec;
+    if (before && after) {
+      const moved = ((rpsOf(after)! - rpsOf(before)!) / rpsOf(before)!) * 100;
+      if (Math.abs(moved) > 15) {
+        noisy++;
+        r.notes.push(`the baseline moved ${signed(moved)}% from right before it to right after it: the machine was noisy, its ratio is unreliable`);
+      }
+    }
   }
   const checks = checkTargets(results);
   const finishedAt = new Date();
@@ -568,15 +835,25 @@ async function main(): Promise<number> {
   log('');
   printTable(results);
   log(
-    `    x base: req/s over the mean of the baseline's runs. us/req: server CPU time per request (steadier than req/s on a busy machine).\n` +
+    `    x base: req/s over base r/s, the baseline measured right before and right after the scenario (their mean); row 1: the median of all its runs.\n` +
+      `    us/req: server CPU time per request (steadier than req/s on a busy machine).\n` +
       `    server, autocan, other: CPU during the measured window, % of one core, for the server, autocannon and every other process.`,
   );
-  if (driftPct !== undefined) {
-    const noisy = Math.abs(driftPct) > 15;
-    log(
-      `  baseline moved ${driftPct >= 0 ? '+' : ''}${driftPct.toFixed(0)}% between the start and the end of the run` +
-        (noisy ? ': THE MACHINE WAS NOISY, ratios are unreliable; run again when it is quieter' : ''),
-    );
+  if (measuredRuns.length > 0) {
+    const seq = runs.map((b) => `${b.figures ? fmtInt(b.figures.requestsPerSec) : b.status}${b.before ? ` [${SCENARIOS.find((d) => d.key === b.before)!.n}]` : ''}`);
+    const each =
+      settings.baselineWarmupS > 0
+        ? `${settings.baselineDurationS} s after ${settings.baselineWarmupS} s warm-up`
+        : `${settings.baselineDurationS} s, without a warm-up after the first run's`;
+    log(`  baseline runs (${each}; [n]: the scenario measured next): ${seq.join(' ')}`);
+    const rps = measuredRuns.map((b) => b.figures!.requestsPerSec);
+    if (overall !== undefined && rps.length >= 2) {
+      const spread = ((Math.max(...rps) - Math.min(...rps)) / overall) * 100;
+      log(
+        `  baseline moved ${signed(driftPct!)}% from its first run to its last, and spread over ${spread.toFixed(0)}% of its median` +
+          (noisy > 0 ? `; ${noisy} scenario(s) saw it move more than 15% between their own two runs: see their notes` : ''),
+      );
+    }
   }
   for (const r of results) for (const note of r.notes) log(`  note ${tagOf(r)}: ${note}`);
   const bad = printProblems(results);
@@ -602,12 +879,23 @@ async function main(): Promise<number> {
     },
     settings: {
       ...settings,
-      order: [...ORDER.filter((n) => selected.has(n)).map(String), ...(baselineTwice ? ['1b'] : [])],
+      order: sequence,
       profiled: [...profiled],
       databaseUrlSet: Boolean(process.env.DATABASE_URL),
     },
     ok: !bad,
-    baseline: { requestsPerSec: baseline ?? null, runs: baselines, driftPct: driftPct ?? null },
+    /**
+     * requestsPerSec: the median of the baseline's runs (scenario 1's figure); each scenario's ratio is
+     * over its own adjacent runs (scenarios[].baselineRequestsPerSec). Older reports, without `ratios`,
+     * took every ratio over requestsPerSec, the mean of the two runs in `runs` (start and end).
+     */
+    baseline: {
+      requestsPerSec: overall ?? null,
+      runs: measuredRuns.map((b) => b.figures!.requestsPerSec),
+      driftPct: driftPct ?? null,
+      ratios: 'adjacent',
+      measurements: runs,
+    },
     scenarios: results,
     targets: checks,
   };
@@ -621,14 +909,14 @@ async function main(): Promise<number> {
     const latest = mode === 'quick' ? 'latest-quick' : 'latest';
     const svg = barChart(
       `chatbridge: requests/s per scenario (${mode} run)`,
-      `${settings.connections} connections, ${settings.durationS} s after ${settings.warmupS} s warm-up · Node ${process.version} · ${os.cpus().length} CPUs · ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-      'Bars: requests/s, higher is better. ×: ratio to the baseline (mean of 1 and 1b), measured in the same run.',
+      `${settings.connections} connections, ${settings.durationS} s after ${settings.warmupS} s warm-up, the baseline ${settings.baselineDurationS} s beside each · Node ${process.version} · ${os.cpus().length} CPUs · ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+      `Bars: requests/s, higher is better. ×: ratio to the baseline measured right before and after each scenario (the req/s after "of"); 1: median of its ${measuredRuns.length} runs.`,
       results.map((r) => ({
         label: `${tagOf(r)} ${r.title}`,
         ...(r.figures && { value: r.figures.requestsPerSec }),
         ...(r.ratioToBaseline !== undefined && {
           note:
-            `${r.ratioToBaseline.toFixed(2)}× · p99 ${r.figures!.p99Ms.toFixed(1)} ms` +
+            `${r.ratioToBaseline.toFixed(2)}×${r.key === BASELINE.key || r.baselineRequestsPerSec === undefined ? '' : ` of ${fmtInt(r.baselineRequestsPerSec)}`} · p99 ${r.figures!.p99Ms.toFixed(1)} ms` +
             (r.server?.cpuUsPerRequest === undefined ? '' : ` · ${r.server.cpuUsPerRequest.toFixed(0)} µs CPU/req`),
         }),
         ...(!r.figures && { missing: `${r.status}: ${r.reason ?? ''}`.slice(0, 90) }),

@@ -27,7 +27,20 @@ export interface ScenarioResult {
   loadGenCpuPct?: number;
   /** Everything else on the machine over the measured window (other processes: noise); 100 = one core. */
   otherCpuPct?: number;
+  /**
+   * req/s over the baseline: the ratio the targets use. Since the baseline runs beside every scenario,
+   * it is over this scenario's adjacent baseline (baselineRequestsPerSec); in older reports, over the
+   * mean of the baseline's runs at the start and the end of the run (1 and 1b).
+   */
   ratioToBaseline?: number;
+  /**
+   * The baseline req/s ratioToBaseline was taken over: the mean of the baseline measured right before
+   * this scenario and the one right after it (baselineAdjacent). For scenario 1, the median of all
+   * the baseline's runs. Absent in reports older than the adjacent baselines.
+   */
+  baselineRequestsPerSec?: number;
+  /** The adjacent baseline measurements behind baselineRequestsPerSec, in req/s (BaselineRun.seq in `seq`). */
+  baselineAdjacent?: { before?: number; after?: number; seq: number[] };
   /** Fingerprint of the server code this scenario ran (see codeFingerprint in run.ts). */
   code?: string;
   /** Set when the server ran under --cpu-prof: figures are not comparable. */
@@ -35,4 +48,29 @@ export interface ScenarioResult {
   /** The measured window within the profile, in seconds from its start. */
   profileWindow?: { from: number; to: number };
   notes: string[];
+}
+
+/**
+ * One measurement of the bare node:http baseline (scenario 1). The baseline server starts once and
+ * stays up, idle, for the whole run; it is loaded right before every measured scenario and once after
+ * the last, so each scenario is bracketed by the baseline measured before it and after it.
+ */
+export interface BaselineRun {
+  /** 1, 2, ... in run order. */
+  seq: number;
+  /** The scenario measured right before this baseline run (key), if any. */
+  after?: string;
+  /** The scenario measured right after this baseline run (key), if any. */
+  before?: string;
+  status: 'ok' | 'failed';
+  reason?: string;
+  warmupS: number;
+  durationS: number;
+  figures?: LoadFigures;
+  warmup?: { requests: number; errors: number; non2xx: number };
+  server?: { peakRssMB?: number; rssMB?: number; cpuPct?: number; cpuUsPerRequest?: number };
+  loadGenCpuPct?: number;
+  otherCpuPct?: number;
+  /** CPU seconds the baseline server used since its previous run ended, while it was meant to be idle. */
+  idleCpuS?: number;
 }
