@@ -59,6 +59,9 @@ export class RowCache {
   /** This process has just committed the row: keep it (the next read needs no SQLite call). */
   remember(id: string, row: StoredEndpoint): void {
     if (this.maxRows === 0) return;
+    // A read may have cached a newer commit before this one's answer arrived (the writer thread).
+    // Versions only grow while a row is cached: a deletion evicts it.
+    if ((this.rows.get(id)?.version ?? -1) > row.version) return;
     this.rows.delete(id); // re-inserted as the newest
     if (this.rows.size >= this.maxRows) this.rows.delete(this.rows.keys().next().value!);
     this.rows.set(id, row);

@@ -11,7 +11,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { RowCache } from './rowCache.ts';
 import { type EndpointRow, type OutboxRow, toDelivery, toStored } from './rows.ts';
-import { deserializeError, type BatchItem, type BatchResult, type WriterSettings } from './sqliteWriter.ts';
+import { deserializeError, type Batch, type BatchItem, type BatchResult, type WriterSettings } from './sqliteWriter.ts';
 import { RowWriteStatements, openConnection } from './sqliteWrites.ts';
 import type { EndpointRecord } from '../domain/record.ts';
 import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
@@ -93,6 +93,9 @@ const PRUNE_BATCH = 1_000;
 const WRITER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 };
 const MAX_BATCH = 1_000;
 
+/** Conflicts after which an update is decided again under the write lock instead (see retried). */
+const CONFLICT_RETRIES = 3;
+
 /** What a transaction's write step returns: the caller's result and, if it wrote, the new row. */
 interface Written<T> {
   result: T;
@@ -101,6 +104,8 @@ interface Written<T> {
 
 interface QueuedUpdate {
   kind: 'update';
+  /** Times the writer thread found its row changed since the decision. */
+  conflicts?: number;
   id: string;
   decide: (current: StoredEndpoint | undefined) => Decision<unknown>;
   resolve: (value: unknown) => void;
@@ -156,8 +161,13 @@ export class SqliteEndpointStore implements EndpointStore {
   /** Writes waiting for the next flush, in arrival order. */
   private readonly queued: (QueuedUpdate | QueuedLocal)[] = [];
   private flushScheduled = false;
-  /** The updates of the batch the writer thread is committing. */
-  private inFlight: AwaitingCommit[] | undefined;
+  /** Batches sent to the writer thread and not answered yet, by number. */
+  private readonly inFlight = new Map<number, AwaitingCommit[]>();
+  private sentSeq = 0;
+  /** The last batch answered. */
+  private seenSeq = 0;
+  /** Rows decided and sent, not committed yet: the next decisions build on them. */
+  private readonly overlay = new Map<string, StoredEndpoint>();
   /** close() waits for these: called once nothing is queued or in flight. */
   private drainWaiters: (() => void)[] = [];
   private closing = false;
@@ -300,7 +310,7 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   private scheduleFlush(): void {
-    if (this.flushScheduled || this.inFlight) return; // the batch's completion flushes
+    if (this.flushScheduled) return;
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
@@ -309,19 +319,18 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   /**
-   * Group commit of everything queued: the main thread's own writes first (nothing is in flight, so
-   * they take the lock at once), then the updates, as one batch. Concurrent calls may take effect in
-   * any order; each takes effect between its call and its answer.
+   * Group commit of everything queued: the main thread's own writes first, then the updates, as one
+   * batch. The main thread's writes wait until no batch is in flight (the last answer flushes again),
+   * so they take the write lock at once. Concurrent calls may take effect in any order; each takes
+   * effect between its call and its answer.
    */
   private flush(): void {
-    if (this.inFlight) return;
-    const entries = this.queued.splice(0);
     if (!this.db.isOpen) {
       const closed = new Error('the store is closed');
-      entries.forEach((e) => e.reject(closed));
-    } else {
+      this.queued.splice(0).forEach((e) => e.reject(closed));
+    } else if (this.inFlight.size === 0 || !this.queued.some((e) => e.kind === 'local')) {
       const updates: QueuedUpdate[] = [];
-      for (const entry of entries) {
+      for (const entry of this.queued.splice(0)) {
         if (entry.kind === 'local') settle(entry);
         else if (updates.length < MAX_BATCH) updates.push(entry);
         else this.queued.push(entry); // the next batch
@@ -331,15 +340,15 @@ export class SqliteEndpointStore implements EndpointStore {
         if (writer) this.send(writer, updates);
         else this.commitInline(updates);
       }
+      if (this.queued.length > 0) this.scheduleFlush(); // more than one batch was waiting
     }
-    if (this.queued.length > 0) this.scheduleFlush(); // more than one batch was waiting
-    else if (!this.inFlight) this.drainWaiters.splice(0).forEach((done) => done());
+    if (this.inFlight.size === 0 && this.queued.length === 0) this.drainWaiters.splice(0).forEach((done) => done());
   }
 
   /**
    * The inline group commit: the updates in one transaction on this thread, each in its own savepoint
    * (one that throws is undone alone, in order, so each still sees the ones before it), all
-   * acknowledged after the single COMMIT. Also where the writer thread's conflicts are decided again.
+   * acknowledged after the single COMMIT. Run only while no batch is in flight.
    */
   private commitInline(batch: QueuedUpdate[]): void {
     let outcomes: ({ ok: true; value: Written<unknown> } | { ok: false; error: unknown })[];
@@ -370,17 +379,16 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   /**
-   * Decides each update on the latest committed row (or the row an earlier update of this batch
-   * decided) and sends the writes to the writer thread. Updates that write nothing on a committed row
-   * are answered at once.
+   * Decides each update on the newest row: one decided and sent but not yet committed (the overlay),
+   * else the committed one; sends the writes to the writer thread as the next batch. Updates that
+   * write nothing on a committed row are answered at once.
    */
   private send(writer: Worker, updates: QueuedUpdate[]): void {
-    this.cache.revalidate(); // nothing in flight: any movement of the clock is another process's
-    const decided = new Map<string, StoredEndpoint>();
+    if (this.inFlight.size === 0) this.cache.revalidate(); // any movement of the clock is another process's
     const items: BatchItem[] = [];
     const awaiting: AwaitingCommit[] = [];
     for (const update of updates) {
-      const current = decided.get(update.id) ?? this.read(update.id);
+      const current = this.overlay.get(update.id) ?? this.read(update.id);
       let decision: Decision<unknown>;
       try {
         decision = update.decide(current);
@@ -391,46 +399,64 @@ export class SqliteEndpointStore implements EndpointStore {
       const { write, result } = decision;
       if (write && current) {
         const row = this.decidedRow(current, write);
-        decided.set(update.id, row);
+        this.overlay.set(update.id, row);
         items.push({ id: update.id, write: rowWrite(current, row, write) });
         awaiting.push({ update, result, row });
-      } else if (decided.has(update.id)) {
-        items.push({ id: update.id }); // decided on a row of this batch: holds only if that commits
+      } else if (this.overlay.has(update.id)) {
+        items.push({ id: update.id }); // decided on a row not committed yet: holds only if that commits
         awaiting.push({ update, result });
       } else {
         update.resolve(result);
       }
     }
     if (items.length === 0) return;
-    this.inFlight = awaiting;
+    const seq = ++this.sentSeq;
+    this.inFlight.set(seq, awaiting);
     this.cache.paused = true;
     writer.ref(); // a short-lived process (the CLI) must not exit before the commit
-    writer.postMessage({ items, now: this.clock() });
+    writer.postMessage({ seq, basedOn: this.seenSeq, items, now: this.clock() } satisfies Batch);
   }
 
-  /** The writer thread's answer: acknowledge, keep the rows, decide conflicts again, flush what waited. */
+  /**
+   * The writer thread's answer for one batch (in sending order): acknowledge, keep the committed rows,
+   * queue conflicts to be decided again, flush what waited.
+   */
   private committedBatch(outcome: BatchResult): void {
-    const awaiting = this.inFlight ?? [];
-    this.inFlight = undefined;
-    this.cache.paused = false;
-    this.writer?.unref();
-    if (!outcome.ok) {
-      const error = deserializeError(outcome.error);
-      awaiting.forEach((a) => a.update.reject(error));
-    } else {
-      this.cache.reconcile(outcome.before, outcome.after);
-      const again: QueuedUpdate[] = [];
-      awaiting.forEach(({ update, result, row }, i) => {
-        const item = outcome.outcomes[i]!;
-        if (item.kind === 'ok') return update.resolve(this.committed(update.id, { result, row }));
-        this.cache.evict(update.id);
-        if (item.kind === 'conflict') again.push(update);
-        else update.reject(deserializeError(item.error));
-      });
-      // The row changed under the decision (another process wrote): decide again under the lock.
-      if (again.length > 0) this.commitInline(again);
+    const awaiting = this.inFlight.get(outcome.seq);
+    if (!awaiting) return; // the thread was given up on
+    this.inFlight.delete(outcome.seq);
+    this.seenSeq = outcome.seq;
+    if (this.inFlight.size === 0) {
+      this.cache.paused = false;
+      this.writer?.unref();
     }
+    const again: QueuedUpdate[] = [];
+    if (outcome.ok) this.cache.reconcile(outcome.before, outcome.after);
+    awaiting.forEach(({ update, result, row }, i) => {
+      const item = outcome.ok ? outcome.outcomes[i]! : ({ kind: 'error', error: outcome.error } as const);
+      if (item.kind === 'ok') {
+        if (this.overlay.get(update.id) === row) this.overlay.delete(update.id);
+        return update.resolve(this.committed(update.id, { result, row }));
+      }
+      // Whatever was decided on top of this write fails too (the writer thread sees to it).
+      this.overlay.delete(update.id);
+      this.cache.evict(update.id);
+      if (item.kind === 'error') return update.reject(deserializeError(item.error));
+      again.push(update);
+    });
+    for (const update of again.reverse()) this.queued.unshift(this.retried(update));
     this.flush();
+  }
+
+  /**
+   * An update whose row changed under its decision (another process wrote), to decide again: on the
+   * next batch, and after CONFLICT_RETRIES such conflicts under the write lock on this thread, where
+   * it cannot conflict.
+   */
+  private retried(update: QueuedUpdate): QueuedUpdate | QueuedLocal {
+    const conflicts = (update.conflicts ?? 0) + 1;
+    if (conflicts < CONFLICT_RETRIES) return { ...update, conflicts };
+    return { kind: 'local', run: () => this.commitInline([update]), resolve: () => undefined, reject: update.reject };
   }
 
   /** The writer thread, started at the first update; undefined when updates commit inline. */
@@ -448,15 +474,16 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   /**
-   * The writer thread failed: the batch in flight is reported as failed (it may or may not have
+   * The writer thread failed: the batches in flight are reported as failed (they may or may not have
    * committed, as with a lost database connection), and updates commit inline from now on.
    */
   private writerLost(writer: Worker, error: Error): void {
     if (this.writer !== writer) return; // already handled, or closed
     this.writer = undefined;
     this.writerMode = 'inline';
-    const awaiting = this.inFlight ?? [];
-    this.inFlight = undefined;
+    const awaiting = [...this.inFlight.values()].flat();
+    this.inFlight.clear();
+    this.overlay.clear();
     this.cache.paused = false;
     this.cache.clear();
     awaiting.forEach((a) => a.update.reject(error));
@@ -563,7 +590,7 @@ export class SqliteEndpointStore implements EndpointStore {
     this.closing = true;
     if (this.db.isOpen) {
       this.flush();
-      while (this.inFlight || this.queued.length > 0) await new Promise<void>((done) => this.drainWaiters.push(done));
+      while (this.inFlight.size > 0 || this.queued.length > 0) await new Promise<void>((done) => this.drainWaiters.push(done));
     }
     const writer = this.writer;
     this.writer = undefined;
