@@ -6,13 +6,13 @@ import pg from 'pg';
 import {
   BurstyRateLimiter,
   RateLimiterMemory,
-  RateLimiterPostgres,
   RateLimiterRes,
   type RateLimiterAbstract,
   type IRateLimiterOptions,
 } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.ts';
 import { openapiOf } from './operations.ts';
+import { BatchedRateLimiterPostgres } from './batchedPostgresLimiter.ts';
 import { HttpProblem } from './problem.ts';
 import { hashToken } from '../tokens.ts';
 import { presentedTokenDigest } from './presentedToken.ts';
@@ -51,7 +51,7 @@ function postgresFactory(pool: pg.Pool): Factory {
     for (let attempt = 1; ; attempt++) {
       try {
         return await new Promise<RateLimiterAbstract>((resolve, reject) => {
-          const limiter: RateLimiterPostgres = new RateLimiterPostgres(
+          const limiter: RateLimiterAbstract = new BatchedRateLimiterPostgres(
             { ...options, storeClient: pool, tableName: 'rate_limits', insuranceLimiter: new RateLimiterMemory(options) },
             (err?: Error) => (err ? reject(err) : resolve(limiter)),
           );

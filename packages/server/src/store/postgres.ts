@@ -22,6 +22,7 @@
 // prunes that endpoint's log, in the same statement, and calls pg_notify (delivered on commit) so
 // every instance's PostgresChangeFeed hears of it. Rotations and deletions notify too.
 import { readdirSync, readFileSync } from 'node:fs';
+import DataLoader from 'dataloader';
 import pg from 'pg';
 import { type EndpointRow, type OutboxRow, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord } from '../domain/record.ts';
@@ -156,6 +157,7 @@ const OPTIMISTIC_ATTEMPTS = 3;
 
 const SQL = {
   get: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1',
+  getMany: 'SELECT id, token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = ANY($1::text[])',
   lock: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1 FOR UPDATE',
   // The row (version + 1), only if it still has version $8 and token digest $9, and in the same
   // statement: the outbox entries that no longer belong to the pending message ($5, the pending seq):
@@ -215,6 +217,9 @@ const SQL = {
  * A query of SQL as a named prepared statement: PostgreSQL parses and plans it once per connection
  * instead of on every call (the profile of updates showed the server's CPU going to that).
  */
+/** Reads sent as one query at most. */
+const READ_BATCH = 500;
+
 const statement = (key: keyof typeof SQL, values: unknown[]): pg.QueryConfig => ({ name: `chatbridge.${key}`, text: SQL[key], values });
 
 export class PostgresEndpointStore implements EndpointStore {
@@ -347,8 +352,26 @@ export class PostgresEndpointStore implements EndpointStore {
     return result;
   }
 
+  /**
+   * The reads of one event-loop turn go to PostgreSQL as one query (DataLoader, without its cache):
+   * a query and its round trip per request were most of a GET's cost. Each read still runs after its
+   * request arrived, so it sees every write acknowledged before, by any instance.
+   */
+  private readonly reads = new DataLoader<string, StoredEndpoint | undefined>((ids) => this.readMany(ids), {
+    cache: false,
+    batchScheduleFn: (run) => setImmediate(run),
+    maxBatchSize: READ_BATCH,
+  });
+
+  private async readMany(ids: readonly string[]): Promise<(StoredEndpoint | undefined)[]> {
+    if (ids.length === 1) return [toStored((await this.pool.query<EndpointRow>(statement('get', [ids[0]]))).rows[0])];
+    const { rows } = await this.pool.query<EndpointRow & { id: string }>(statement('getMany', [ids]));
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.map((id) => toStored(byId.get(id)));
+  }
+
   async get(id: string): Promise<StoredEndpoint | undefined> {
-    return toStored((await this.pool.query<EndpointRow>(statement('get', [id]))).rows[0]);
+    return this.reads.load(id);
   }
 
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {

@@ -33,6 +33,19 @@ describe.runIf(!!DATABASE_URL)('rate limits across instances (PostgreSQL)', () =
     expect(statuses.slice(6)).toEqual([429, 429]);
   });
 
+  it('when many requests of one endpoint arrive at once on both instances, then each is counted once: exactly the budget passes', async () => {
+    const token = await a.provision('shared-3');
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => fetch(`${(i % 2 ? a : b).url}/shared-3?token=${token}`)));
+    const passed = responses.filter((r) => r.status === 200);
+    // 3 per second plus a burst of 3, whichever instance and however the requests were batched.
+    expect(passed).toHaveLength(6);
+    expect(responses.filter((r) => r.status === 429)).toHaveLength(14);
+    // Each request within the second's budget saw its own place in the count (2, 1, 0 left); the
+    // three let through by the burst allowance report the second's budget, spent.
+    const remaining = passed.map((r) => Number(r.headers.get('RateLimit-Remaining'))).sort();
+    expect(remaining).toEqual([0, 0, 0, 0, 1, 2]);
+  });
+
   it('when failed authentications are spread over two instances, then the address is blocked on both', async () => {
     await a.provision('shared-1');
     for (const server of [a, b, a, b]) expect((await fetch(`${server.url}/shared-1?token=${WRONG}`)).status).toBe(401);

@@ -397,6 +397,34 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     });
   });
 
+  describe('reads of one turn share a query', () => {
+    it('when many reads run at once, then each gets its own endpoint (or none), duplicates included', async () => {
+      const store = await fresh();
+      for (let i = 0; i < 30; i++) await store.create(`ep-${i}`, hashToken(`t${i}`), { ...initialRecord(), config: { ...initialRecord().config, blacklist: [`w${i}`] } });
+      const ids = [...Array.from({ length: 40 }, (_, i) => `ep-${i}`), 'ep-3', 'ep-3', 'missing'];
+      const read = await Promise.all(ids.map((id) => store.get(id)));
+      ids.forEach((id, i) => {
+        const n = Number(id.slice(3));
+        if (id.startsWith('ep-') && n < 30) {
+          expect(read[i]!.record.config.blacklist).toEqual([`w${n}`]);
+          expect(Buffer.from(read[i]!.tokenHash)).toEqual(hashToken(`t${n}`));
+        } else expect(read[i]).toBeUndefined();
+      });
+      await store.close();
+    });
+
+    it('when a write commits, then a read started afterwards sees it, even in the same turn as other reads', async () => {
+      const store = await fresh();
+      await store.create('ep-1', hashToken('t'), initialRecord());
+      await store.create('ep-2', hashToken('t'), initialRecord());
+      const record = { ...initialRecord(), config: { ...initialRecord().config, blacklist: ['new'] } };
+      await store.update('ep-1', (cur) => ({ write: { record, state: cur!.state }, result: undefined }));
+      const [one, two] = await Promise.all([store.get('ep-1'), store.get('ep-2')]);
+      expect([one!.version, one!.record.config.blacklist, two!.version]).toEqual([1, ['new'], 0]);
+      await store.close();
+    });
+  });
+
   describe('storage', () => {
     it('stores the token only as a digest', async () => {
       const store = await fresh();
