@@ -185,6 +185,36 @@ const SQL = {
             ON CONFLICT DO NOTHING
           )
           SELECT version, ${NOTIFY('version')} FROM written`,
+  // `write` for several endpoints at once, one array per column ($1-$7, one element per endpoint, each
+  // ID once), the event time $8, the window $9 and the deliveries ($10-$14, one element per delivery,
+  // $10 naming its endpoint). The rows are locked in ID order first, so that two instances' statements
+  // cannot deadlock. Returns the IDs written.
+  writeMany: `WITH input AS (
+            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[])
+              AS i (id, record, seq, pending_since, pending_seq, expect_version, expect_token)
+          ), locked AS MATERIALIZED (
+            SELECT id FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE
+          ), written AS (
+            UPDATE endpoints e SET record = i.record, message_seq = i.seq, pending_since = i.pending_since, version = e.version + 1, updated_at = now()
+            FROM input i JOIN locked l ON l.id = i.id
+            WHERE e.id = i.id AND e.version = i.expect_version AND e.token_hash = i.expect_token
+            RETURNING e.id, e.version, i.record, i.seq, i.pending_seq
+          ), stale AS (
+            DELETE FROM outbox o USING written w
+            WHERE o.endpoint_id = w.id AND (w.pending_seq IS NULL OR o.message_seq <> w.pending_seq)
+          ), logged AS (
+            INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT id, version, record, $8::bigint FROM written
+          ), pruned AS (
+            DELETE FROM endpoint_events ev USING written w WHERE ev.endpoint_id = w.id AND ev.version <= w.version - $9::bigint
+          ), queued AS (
+            INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
+            SELECT w.id, w.seq, d.platform, d.url, d.payload, 0, d.expires_at
+            FROM written w
+            JOIN unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::bigint[]) AS d (endpoint_id, platform, url, payload, expires_at)
+              ON d.endpoint_id = w.id
+            ON CONFLICT DO NOTHING
+          )
+          SELECT id, pg_notify('${CHANGES_CHANNEL}', id || ':' || version::text) FROM written`,
   create: 'INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
   setToken: `WITH u AS (UPDATE endpoints SET token_hash = $2, updated_at = now() WHERE id = $1 RETURNING version)
              SELECT ${NOTIFY('version')} FROM u`,
@@ -217,8 +247,16 @@ const SQL = {
  * A query of SQL as a named prepared statement: PostgreSQL parses and plans it once per connection
  * instead of on every call (the profile of updates showed the server's CPU going to that).
  */
-/** Reads sent as one query at most. */
+/** Reads sent as one query, and writes committed as one transaction, at most. */
 const READ_BATCH = 500;
+const WRITE_BATCH = 100;
+
+/** A compare-and-set write waiting for the turn's transaction. */
+interface PendingWrite {
+  id: string;
+  current: StoredEndpoint;
+  write: NonNullable<Decision<unknown>['write']>;
+}
 
 const statement = (key: keyof typeof SQL, values: unknown[]): pg.QueryConfig => ({ name: `chatbridge.${key}`, text: SQL[key], values });
 
@@ -374,11 +412,77 @@ export class PostgresEndpointStore implements EndpointStore {
     return this.reads.load(id);
   }
 
+  /**
+   * The compare-and-set writes of one event-loop turn commit in one transaction. PostgreSQL holds a
+   * global lock from the commit of a transaction that notifies until its WAL flush is done, so
+   * notifying transactions commit one at a time (a one-row update with NOTIFY: 2.0-2.2k/s against
+   * 5.4k/s without, 50 clients); the turn's writes take it once. Rows are written in ID order, so two
+   * instances' batches cannot deadlock.
+   */
+  private readonly writes = new DataLoader<PendingWrite, boolean>((batch) => this.writeMany(batch), {
+    cache: false,
+    batchScheduleFn: (run) => setImmediate(run),
+    maxBatchSize: WRITE_BATCH,
+  });
+
+  private async writeMany(batch: readonly PendingWrite[]): Promise<(boolean | Error)[]> {
+    const alone = (w: PendingWrite) => this.write(this.pool, w.id, w.current, w.write);
+    if (batch.length === 1) return [await alone(batch[0]!)];
+    try {
+      return await this.transaction(async (client) => {
+        const written = new Array<boolean>(batch.length).fill(false);
+        // One statement per round, each endpoint once in it: a second write of an endpoint goes in
+        // the next round (and fails its compare-and-set: it was decided on the same row as the first).
+        let rest = batch.map((_, i) => i);
+        while (rest.length > 0) {
+          const ids = new Set<string>();
+          const round: number[] = [];
+          const later: number[] = [];
+          for (const i of rest) {
+            if (ids.has(batch[i]!.id)) later.push(i);
+            else ids.add(batch[i]!.id), round.push(i);
+          }
+          const done = await this.writeRound(client, round.map((i) => batch[i]!));
+          for (const i of round) written[i] = done.has(batch[i]!.id);
+          rest = later;
+        }
+        return written;
+      });
+    } catch {
+      // One write failed and took the transaction with it: each on its own, so only that one fails.
+      return Promise.all(batch.map((w) => alone(w).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+    }
+  }
+
+  /** One writeMany statement (each endpoint once): the IDs it wrote. */
+  private async writeRound(client: pg.PoolClient, writes: PendingWrite[]): Promise<Set<string>> {
+    const column = <V>(get: (w: PendingWrite) => V) => writes.map(get);
+    const deliveries = writes.flatMap((w) => (w.write.deliveries ?? []).map((d) => ({ id: w.id, ...d })));
+    const params = [
+      column((w) => w.id),
+      column((w) => w.write.recordJson ?? JSON.stringify(w.write.record)),
+      column((w) => w.write.state.seq),
+      column((w) => w.write.state.pendingSince),
+      column((w) => (w.write.state.pendingSince === null ? null : w.write.state.seq)),
+      column((w) => w.current.version),
+      column((w) => Buffer.from(w.current.tokenHash)),
+      this.clock(),
+      this.window.maxEvents,
+      deliveries.map((d) => d.id),
+      deliveries.map((d) => d.platform),
+      deliveries.map((d) => d.url),
+      deliveries.map((d) => d.payload),
+      deliveries.map((d) => d.expiresAt),
+    ];
+    const { rows } = await client.query<{ id: string }>(statement('writeMany', params));
+    return new Set(rows.map((r) => r.id));
+  }
+
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
     for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
       const current = await this.get(id);
       const { write, result } = decide(current);
-      if (!write || !current || (await this.write(this.pool, id, current, write))) return result;
+      if (!write || !current || (await this.writes.load({ id, current, write }))) return result;
     }
     return this.transaction(async (client) => this.decideLocked(client, id, await this.lockRow(client, id), decide));
   }

@@ -425,6 +425,77 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     });
   });
 
+  describe('writes of one turn commit in one transaction', () => {
+    const draft = (platform: 'chat_a' | 'chat_b') => ({ platform, url: `https://hooks.example.com/${platform}`, payload: '{"n":1}', expiresAt: 10_000 });
+
+    it('when updates of several endpoints run at once, then each commits as alone would: row, event, outbox, notice', async () => {
+      const store = await fresh();
+      const ids = ['ep-a', 'ep-b', 'ep-c', 'ep-d'];
+      for (const id of ids) await store.create(id, hashToken(`t-${id}`), initialRecord());
+      await store.update('ep-d', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 500 }, deliveries: [draft('chat_a')] }, result: 0 }));
+      const feed = await store.openChangeFeed();
+      const heard: string[] = [];
+      for (const id of ids) feed.subscribe(id, (version) => version !== undefined && heard.push(`${id}:${version}`));
+      // Which named statements the store sends (the batch must go as writeMany).
+      const queried: string[] = [];
+      const original = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const name = (args[0] as { name?: string } | undefined)?.name;
+        if (name) queried.push(name);
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof original;
+      try {
+        const record = (word: string): EndpointRecord => ({ ...initialRecord(), config: { ...initialRecord().config, blacklist: [word] } });
+        const results = await Promise.all([
+          ...['ep-a', 'ep-b', 'ep-c'].map((id) =>
+            store.update(id, (cur) => ({ write: { record: record(id), state: { seq: 1, pendingSince: 1000 }, deliveries: [draft('chat_a'), draft('chat_b')] }, result: id })),
+          ),
+          // ep-d goes idle: its queued delivery is dropped.
+          store.update('ep-d', (cur) => ({ write: { record: record('idle'), state: { seq: 1, pendingSince: null } }, result: 'ep-d' })),
+          // A second update of ep-a in the same turn: decided on the same row, it is decided again.
+          store.update('ep-a', (cur) => ({ write: { record: record(`${cur!.record.config.blacklist[0] ?? 'none'}+again`), state: cur!.state }, result: 'again' })),
+        ]);
+        expect(results).toEqual(['ep-a', 'ep-b', 'ep-c', 'ep-d', 'again']);
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+      expect(queried).toContain('chatbridge.writeMany');
+      const rows = (await admin.query('SELECT id, version, record, message_seq, pending_since FROM endpoints ORDER BY id')).rows;
+      expect(rows.map((r) => [r.id, Number(r.version), JSON.parse(r.record).config.blacklist[0], r.pending_since === null ? null : Number(r.pending_since)])).toEqual([
+        ['ep-a', 2, 'ep-a+again', 1000],
+        ['ep-b', 1, 'ep-b', 1000],
+        ['ep-c', 1, 'ep-c', 1000],
+        ['ep-d', 2, 'idle', null],
+      ]);
+      const events = (await admin.query('SELECT endpoint_id, version, record FROM endpoint_events ORDER BY endpoint_id, version')).rows;
+      expect(events.map((e) => `${e.endpoint_id}:${e.version}:${JSON.parse(e.record).config.blacklist[0] ?? ''}`)).toEqual([
+        'ep-a:1:ep-a', 'ep-a:2:ep-a+again', 'ep-b:1:ep-b', 'ep-c:1:ep-c', 'ep-d:1:', 'ep-d:2:idle',
+      ]);
+      const outbox = (await admin.query('SELECT endpoint_id, platform FROM outbox ORDER BY endpoint_id, platform')).rows;
+      expect(outbox.map((o) => `${o.endpoint_id}:${o.platform}`)).toEqual(['ep-a:chat_a', 'ep-a:chat_b', 'ep-b:chat_a', 'ep-b:chat_b', 'ep-c:chat_a', 'ep-c:chat_b']);
+      await expect.poll(() => [...heard].sort(), { timeout: 5000 }).toEqual(['ep-a:1', 'ep-a:2', 'ep-b:1', 'ep-c:1', 'ep-d:2']);
+      await feed.close();
+      await store.close();
+    });
+
+    it('when one write of a turn fails, then only that update fails and the others commit', async () => {
+      const store = await fresh();
+      for (const id of ['ep-a', 'ep-b']) await store.create(id, hashToken('t'), initialRecord());
+      const results = await Promise.allSettled([
+        store.update('ep-a', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 } }, result: 'a' })),
+        // A delivery without a URL breaks the outbox's NOT NULL constraint.
+        store.update('ep-b', (cur) => ({
+          write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [{ platform: 'chat_a', url: null as unknown as string, payload: '{}', expiresAt: 1 }] },
+          result: 'b',
+        })),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+      const rows = (await admin.query('SELECT id, version FROM endpoints ORDER BY id')).rows;
+      expect(rows.map((r) => [r.id, Number(r.version)])).toEqual([['ep-a', 1], ['ep-b', 0]]);
+      await store.close();
+    });
+  });
+
   describe('storage', () => {
     it('stores the token only as a digest', async () => {
       const store = await fresh();
