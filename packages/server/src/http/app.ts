@@ -1,6 +1,7 @@
 // createApp builds the Express app and never listens. Order: request log and metrics, security
 // headers, CORS, the body parser, request hygiene, then express-openapi-validator as its README wires
-// it (security presence, parameters, responses), rate limits, dispatch by operationId (admin
+// it (security presence, parameters, responses), on PostgreSQL the read-ahead of getEndpoint's
+// endpoint, rate limits, dispatch by operationId (admin
 // operations check the admin token there), a problem+json 404 for anything unmatched, and one error
 // handler for every error.
 import cors from 'cors';
@@ -11,6 +12,7 @@ import { buildHandlers } from '../handlers/index.ts';
 import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
+import { readAhead } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { securityHeaders } from './securityHeaders.ts';
 import { parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
@@ -96,6 +98,7 @@ export function createApp(deps: AppDeps): Express {
       validateSecurity: true,
     }),
   );
+  if (deps.store.kind === 'postgres') app.use(readAhead(deps.store)); // overlaps the rate limit's round trip
   app.use(deps.rateLimits);
   app.use(dispatch(buildHandlers(deps), deps.adminTokenHash));
   // Whatever reached here matched no operation (e.g. an asterisk-form request target).
