@@ -8,10 +8,12 @@
 // in one statement only if the row's version and token digest are still the ones it read (another
 // writer or a rotation in between makes it read and decide again). Two round trips instead of four
 // (BEGIN, SELECT ... FOR UPDATE, write, COMMIT). After OPTIMISTIC_ATTEMPTS lost races on one endpoint it
-// takes the row lock as above, so a hot endpoint still makes progress.
+// takes the row lock as above, so a hot endpoint still makes progress. The reads of one event-loop
+// turn go as one query, and its compare-and-set writes commit together in one transaction (one
+// statement over arrays per round; see `writes` for why).
 //
 // Lock order is always endpoint row, then its outbox rows and event-log rows (update, completeDelivery
-// and the cascade of delete all follow it; claim/retry/drop touch one outbox statement and hold
+// and the cascade of delete all follow it; a batch of writes locks its endpoint rows in ID order first; claim/retry/drop touch one outbox statement and hold
 // nothing else; the event-log sweep skips rows it would have to wait for), so transactions cannot
 // deadlock each other.
 //
@@ -243,10 +245,6 @@ const SQL = {
                 )`,
 } as const;
 
-/**
- * A query of SQL as a named prepared statement: PostgreSQL parses and plans it once per connection
- * instead of on every call (the profile of updates showed the server's CPU going to that).
- */
 /** Reads sent as one query, and writes committed as one transaction, at most. */
 const READ_BATCH = 500;
 const WRITE_BATCH = 100;
@@ -258,6 +256,10 @@ interface PendingWrite {
   write: NonNullable<Decision<unknown>['write']>;
 }
 
+/**
+ * A query of SQL as a named prepared statement: PostgreSQL parses and plans it once per connection
+ * instead of on every call (the profile of updates showed the server's CPU going to that).
+ */
 const statement = (key: keyof typeof SQL, values: unknown[]): pg.QueryConfig => ({ name: `chatbridge.${key}`, text: SQL[key], values });
 
 export class PostgresEndpointStore implements EndpointStore {
@@ -416,7 +418,7 @@ export class PostgresEndpointStore implements EndpointStore {
    * The compare-and-set writes of one event-loop turn commit in one transaction. PostgreSQL holds a
    * global lock from the commit of a transaction that notifies until its WAL flush is done, so
    * notifying transactions commit one at a time (a one-row update with NOTIFY: 2.0-2.2k/s against
-   * 5.4k/s without, 50 clients); the turn's writes take it once. Rows are written in ID order, so two
+   * 5.4k/s without, 50 clients); the turn's writes take it once. Rows are locked in ID order, so two
    * instances' batches cannot deadlock.
    */
   private readonly writes = new DataLoader<PendingWrite, boolean>((batch) => this.writeMany(batch), {
@@ -432,7 +434,7 @@ export class PostgresEndpointStore implements EndpointStore {
       return await this.transaction(async (client) => {
         const written = new Array<boolean>(batch.length).fill(false);
         // One statement per round, each endpoint once in it: a second write of an endpoint goes in
-        // the next round (and fails its compare-and-set: it was decided on the same row as the first).
+        // the next round (where it fails its compare-and-set if it was decided on the same row).
         let rest = batch.map((_, i) => i);
         while (rest.length > 0) {
           const ids = new Set<string>();
