@@ -10,7 +10,7 @@
 // (BEGIN, SELECT ... FOR UPDATE, write, COMMIT). After OPTIMISTIC_ATTEMPTS lost races on one endpoint it
 // takes the row lock as above, so a hot endpoint still makes progress. The reads of one event-loop
 // turn go as one query, and its compare-and-set writes commit together in one transaction (one
-// statement over arrays per round; see `writes` for why).
+// statement over arrays per round): postgresTurnBatches.ts.
 //
 // Lock order is always endpoint row, then its outbox rows and event-log rows (update, completeDelivery
 // and the cascade of delete all follow it; a batch of writes locks its endpoint rows in ID order first; claim/retry/drop touch one outbox statement and hold
@@ -24,8 +24,8 @@
 // prunes that endpoint's log, in the same statement, and calls pg_notify (delivered on commit) so
 // every instance's PostgresChangeFeed hears of it. Rotations and deletions notify too.
 import { readdirSync, readFileSync } from 'node:fs';
-import DataLoader from 'dataloader';
 import pg from 'pg';
+import { TurnBatches } from './postgresTurnBatches.ts';
 import { type EndpointRow, type OutboxRow, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord } from '../domain/record.ts';
 import type { ChangeFeed } from '../events/hub.ts';
@@ -159,7 +159,6 @@ const OPTIMISTIC_ATTEMPTS = 3;
 
 const SQL = {
   get: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1',
-  getMany: 'SELECT id, token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = ANY($1::text[])',
   lock: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1 FOR UPDATE',
   // The row (version + 1), only if it still has version $8 and token digest $9, and in the same
   // statement: the outbox entries that no longer belong to the pending message ($5, the pending seq):
@@ -187,36 +186,6 @@ const SQL = {
             ON CONFLICT DO NOTHING
           )
           SELECT version, ${NOTIFY('version')} FROM written`,
-  // `write` for several endpoints at once, one array per column ($1-$7, one element per endpoint, each
-  // ID once), the event time $8, the window $9 and the deliveries ($10-$14, one element per delivery,
-  // $10 naming its endpoint). The rows are locked in ID order first, so that two instances' statements
-  // cannot deadlock. Returns the IDs written.
-  writeMany: `WITH input AS (
-            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[])
-              AS i (id, record, seq, pending_since, pending_seq, expect_version, expect_token)
-          ), locked AS MATERIALIZED (
-            SELECT id FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE
-          ), written AS (
-            UPDATE endpoints e SET record = i.record, message_seq = i.seq, pending_since = i.pending_since, version = e.version + 1, updated_at = now()
-            FROM input i JOIN locked l ON l.id = i.id
-            WHERE e.id = i.id AND e.version = i.expect_version AND e.token_hash = i.expect_token
-            RETURNING e.id, e.version, i.record, i.seq, i.pending_seq
-          ), stale AS (
-            DELETE FROM outbox o USING written w
-            WHERE o.endpoint_id = w.id AND (w.pending_seq IS NULL OR o.message_seq <> w.pending_seq)
-          ), logged AS (
-            INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT id, version, record, $8::bigint FROM written
-          ), pruned AS (
-            DELETE FROM endpoint_events ev USING written w WHERE ev.endpoint_id = w.id AND ev.version <= w.version - $9::bigint
-          ), queued AS (
-            INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
-            SELECT w.id, w.seq, d.platform, d.url, d.payload, 0, d.expires_at
-            FROM written w
-            JOIN unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::bigint[]) AS d (endpoint_id, platform, url, payload, expires_at)
-              ON d.endpoint_id = w.id
-            ON CONFLICT DO NOTHING
-          )
-          SELECT id, pg_notify('${CHANGES_CHANNEL}', id || ':' || version::text) FROM written`,
   create: 'INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
   setToken: `WITH u AS (UPDATE endpoints SET token_hash = $2, updated_at = now() WHERE id = $1 RETURNING version)
              SELECT ${NOTIFY('version')} FROM u`,
@@ -245,17 +214,6 @@ const SQL = {
                 )`,
 } as const;
 
-/** Reads sent as one query, and writes committed as one transaction, at most. */
-const READ_BATCH = 500;
-const WRITE_BATCH = 100;
-
-/** A compare-and-set write waiting for the turn's transaction. */
-interface PendingWrite {
-  id: string;
-  current: StoredEndpoint;
-  write: NonNullable<Decision<unknown>['write']>;
-}
-
 /**
  * A query of SQL as a named prepared statement: PostgreSQL parses and plans it once per connection
  * instead of on every call (the profile of updates showed the server's CPU going to that).
@@ -268,6 +226,8 @@ export class PostgresEndpointStore implements EndpointStore {
   private readonly options: PostgresStoreOptions;
   private readonly clock: () => number;
   private readonly window: EventLogWindow;
+  /** The reads and writes of each event-loop turn, sent together. */
+  private readonly batches: TurnBatches;
   private closed = false;
 
   /** Opens the pool and brings the schema up to date; rejects (pool closed) when either fails. */
@@ -316,6 +276,14 @@ export class PostgresEndpointStore implements EndpointStore {
     // Without a listener an idle connection's error (server restart) would crash the process; the
     // pool drops that connection and the next query opens a new one.
     this.pool.on('error', (err) => options.onIdleError?.(err));
+    this.batches = new TurnBatches({
+      pool: this.pool,
+      transaction: (work) => this.transaction(work),
+      readOne: async (id) => toStored((await this.pool.query<EndpointRow>(statement('get', [id]))).rows[0]),
+      writeOne: (db, w) => this.write(db, w.id, w.current, w.write),
+      clock: this.clock,
+      maxEvents: this.window.maxEvents,
+    });
   }
 
   private async migrate(): Promise<void> {
@@ -392,99 +360,15 @@ export class PostgresEndpointStore implements EndpointStore {
     return result;
   }
 
-  /**
-   * The reads of one event-loop turn go to PostgreSQL as one query (DataLoader, without its cache):
-   * a query and its round trip per request were most of a GET's cost. Each read still runs after its
-   * request arrived, so it sees every write acknowledged before, by any instance.
-   */
-  private readonly reads = new DataLoader<string, StoredEndpoint | undefined>((ids) => this.readMany(ids), {
-    cache: false,
-    batchScheduleFn: (run) => setImmediate(run),
-    maxBatchSize: READ_BATCH,
-  });
-
-  private async readMany(ids: readonly string[]): Promise<(StoredEndpoint | undefined)[]> {
-    if (ids.length === 1) return [toStored((await this.pool.query<EndpointRow>(statement('get', [ids[0]]))).rows[0])];
-    const { rows } = await this.pool.query<EndpointRow & { id: string }>(statement('getMany', [ids]));
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return ids.map((id) => toStored(byId.get(id)));
-  }
-
   async get(id: string): Promise<StoredEndpoint | undefined> {
-    return this.reads.load(id);
-  }
-
-  /**
-   * The compare-and-set writes of one event-loop turn commit in one transaction. PostgreSQL holds a
-   * global lock from the commit of a transaction that notifies until its WAL flush is done, so
-   * notifying transactions commit one at a time (a one-row update with NOTIFY: 2.0-2.2k/s against
-   * 5.4k/s without, 50 clients); the turn's writes take it once. Rows are locked in ID order, so two
-   * instances' batches cannot deadlock.
-   */
-  private readonly writes = new DataLoader<PendingWrite, boolean>((batch) => this.writeMany(batch), {
-    cache: false,
-    batchScheduleFn: (run) => setImmediate(run),
-    maxBatchSize: WRITE_BATCH,
-  });
-
-  private async writeMany(batch: readonly PendingWrite[]): Promise<(boolean | Error)[]> {
-    const alone = (w: PendingWrite) => this.write(this.pool, w.id, w.current, w.write);
-    if (batch.length === 1) return [await alone(batch[0]!)];
-    try {
-      return await this.transaction(async (client) => {
-        const written = new Array<boolean>(batch.length).fill(false);
-        // One statement per round, each endpoint once in it: a second write of an endpoint goes in
-        // the next round (where it fails its compare-and-set if it was decided on the same row).
-        let rest = batch.map((_, i) => i);
-        while (rest.length > 0) {
-          const ids = new Set<string>();
-          const round: number[] = [];
-          const later: number[] = [];
-          for (const i of rest) {
-            if (ids.has(batch[i]!.id)) later.push(i);
-            else ids.add(batch[i]!.id), round.push(i);
-          }
-          const done = await this.writeRound(client, round.map((i) => batch[i]!));
-          for (const i of round) written[i] = done.has(batch[i]!.id);
-          rest = later;
-        }
-        return written;
-      });
-    } catch {
-      // One write failed and took the transaction with it: each on its own, so only that one fails.
-      return Promise.all(batch.map((w) => alone(w).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
-    }
-  }
-
-  /** One writeMany statement (each endpoint once): the IDs it wrote. */
-  private async writeRound(client: pg.PoolClient, writes: PendingWrite[]): Promise<Set<string>> {
-    const column = <V>(get: (w: PendingWrite) => V) => writes.map(get);
-    const deliveries = writes.flatMap((w) => (w.write.deliveries ?? []).map((d) => ({ id: w.id, ...d })));
-    const params = [
-      column((w) => w.id),
-      column((w) => w.write.recordJson ?? JSON.stringify(w.write.record)),
-      column((w) => w.write.state.seq),
-      column((w) => w.write.state.pendingSince),
-      column((w) => (w.write.state.pendingSince === null ? null : w.write.state.seq)),
-      column((w) => w.current.version),
-      column((w) => Buffer.from(w.current.tokenHash)),
-      this.clock(),
-      this.window.maxEvents,
-      deliveries.map((d) => d.id),
-      deliveries.map((d) => d.platform),
-      deliveries.map((d) => d.url),
-      deliveries.map((d) => d.payload),
-      deliveries.map((d) => d.expiresAt),
-    ];
-    const { rows } = await client.query<{ id: string }>(statement('writeMany', params));
-    return new Set(rows.map((r) => r.id));
+    return this.batches.read(id);
   }
 
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
     for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
       const current = await this.get(id);
       const { write, result } = decide(current);
-      if (!write || !current || (await this.writes.load({ id, current, write }))) return result;
+      if (!write || !current || (await this.batches.write({ id, current, write }))) return result;
     }
     return this.transaction(async (client) => this.decideLocked(client, id, await this.lockRow(client, id), decide));
   }
