@@ -88,7 +88,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     onDeliveriesQueued: () => relay.wake(),
     metrics,
     corsOrigins: options.corsOrigins ?? [],
-    rateLimits: rateLimits.middleware,
+    rateLimits,
     trustProxy: options.trustProxy ?? false,
     events: events.streams,
   };

@@ -14,7 +14,7 @@ import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { readAhead } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
-import { securityHeaders } from './securityHeaders.ts';
+import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
 import { parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
@@ -83,10 +83,9 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', queryParser(queryParametersOfType(bundledSpecPath, 'boolean')));
   parseQueryOnce(app);
-  app.use(requestLog(app, deps.logger, [requestMetrics(deps)]));
-  // A JSON API: no content may load anything, nobody may frame it. Only these two directives: helmet's
-  // defaults would add ten more, all looser than default-src 'none', to every response.
-  app.use(securityHeaders({ contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
+  app.use(requestLog(app, deps.logger, [requestMetrics(deps), deps.rateLimits.observe]));
+  // A JSON API's headers, not a web page's (see JSON_API_HEADERS).
+  app.use(securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra));
   if (deps.corsOrigins.length > 0) app.use(corsPolicy(deps)); // no layer at all when CORS is off
   app.use(express.json({ limit: '16kb' }));
   app.use(requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')));
@@ -99,7 +98,7 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
   if (deps.store.kind === 'postgres') app.use(readAhead(deps.store)); // overlaps the rate limit's round trip
-  app.use(deps.rateLimits);
+  app.use(deps.rateLimits.middleware);
   app.use(dispatch(buildHandlers(deps), deps.adminTokenHash));
   // Whatever reached here matched no operation (e.g. an asterisk-form request target).
   app.use((_req, _res, next) => next(new HttpProblem(404, 'No operation is defined at this path.')));

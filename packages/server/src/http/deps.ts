@@ -1,8 +1,8 @@
 import type { EventStreams } from '../events/streams.ts';
-import type { RequestHandler } from 'express';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EndpointStore } from '../store/port.ts';
+import type { RateLimits } from './rateLimits.ts';
 
 export interface Readiness {
   /** Set on shutdown: readiness turns false so load balancers drain the instance. */
@@ -27,8 +27,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** Browser origins allowed to call the record operations; empty: no CORS headers at all. */
   corsOrigins: string[];
-  /** Abuse limits, checked after validation and before the handler. */
-  rateLimits: RequestHandler;
+  /** Abuse limits, checked after validation and before the handler; failures counted on completion. */
+  rateLimits: Pick<RateLimits, 'middleware' | 'observe'>;
   /** Express `trust proxy`: how client addresses are read behind load balancers. */
   trustProxy: boolean | number | string;
   /** The change feed and open event streams (streamEndpointEvents). */

@@ -2,6 +2,7 @@
 // endpoint with a burst allowance. On one box the counters live in memory; on PostgreSQL they live in
 // the shared database, so the limits hold across instances. Each limit is off when set to 0.
 import type { Request, RequestHandler, Response } from 'express';
+import type { CompletionObserver } from './requestLog.ts';
 import pg from 'pg';
 import {
   BurstyRateLimiter,
@@ -30,8 +31,14 @@ export interface RateLimitSettings {
 }
 
 export interface RateLimits {
-  /** Checks the limits before an operation runs; counts failed authentications after it. */
+  /** Checks the limits before an operation runs. */
   middleware: RequestHandler;
+  /**
+   * Counts failed authentications: told of every finished request by the request log (one 'close'
+   * listener per request serves the log, the metrics and this; a listener of its own on every
+   * request cost more than the check it makes).
+   */
+  observe: CompletionObserver;
   close(): Promise<void>;
 }
 
@@ -111,25 +118,22 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
       (rejection: unknown) => rejection instanceof RateLimiterRes && block(client, rejection),
     );
 
+  const authenticates = (req: Request) => usesScheme(req, 'endpointToken') || usesScheme(req, 'adminBearer');
+
   // This runs on every request: one `.then`, no async function around an await, and the client address
   // (proxy-addr parses X-Forwarded-For) is worked out only when an address is blocked or a failure is
   // recorded.
   const middleware: RequestHandler = (req, res, next) => {
     const tokenAuth = usesScheme(req, 'endpointToken');
     if (!tokenAuth && !usesScheme(req, 'adminBearer')) return next();
-    if (authFailures) {
-      if (blockedUntil.size > 0) {
-        const client = req.ip ?? 'unknown';
-        const until = blockedUntil.get(client);
-        if (until !== undefined && until > Date.now()) {
-          res.setHeader('Retry-After', String(Math.max(1, Math.ceil((until - Date.now()) / 1000))));
-          return next(new HttpProblem(429, 'Too many failed authentications from this address; retry later.'));
-        }
-        if (until !== undefined) blockedUntil.delete(client);
+    if (authFailures && blockedUntil.size > 0) {
+      const client = req.ip ?? 'unknown';
+      const until = blockedUntil.get(client);
+      if (until !== undefined && until > Date.now()) {
+        res.setHeader('Retry-After', String(Math.max(1, Math.ceil((until - Date.now()) / 1000))));
+        return next(new HttpProblem(429, 'Too many failed authentications from this address; retry later.'));
       }
-      res.on('finish', () => {
-        if (res.statusCode === 401) void recordFailure(req.ip ?? 'unknown');
-      });
+      if (until !== undefined) blockedUntil.delete(client);
     }
     if (!perEndpoint || !tokenAuth) return next();
     // Returned, so that Express 5 hands anything thrown on the way to the error handler.
@@ -146,5 +150,11 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
     );
   };
 
-  return { middleware, close: async () => void (await pool?.end()) };
+  // Every 401 of an operation that authenticates is a failed authentication, whichever layer answered
+  // it (the validator's for a missing token, the handler's for a wrong one).
+  const observe: CompletionObserver = (req, res) => {
+    if (authFailures && res.statusCode === 401 && authenticates(req)) void recordFailure(req.ip ?? 'unknown');
+  };
+
+  return { middleware, observe, close: async () => void (await pool?.end()) };
 }

@@ -35,6 +35,10 @@ describe('security headers', () => {
     // Nothing may load, nobody may frame; no looser per-type directives beside default-src 'none'.
     expect(r.headers.get('content-security-policy')).toBe("default-src 'none';frame-ancestors 'none'");
     expect(r.headers.get('strict-transport-security')).toContain('max-age=');
+    expect(r.headers.get('x-frame-options')).toBe('DENY');
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    // Web-page headers a JSON response has no use for are not sent.
+    for (const name of ['x-xss-protection', 'x-dns-prefetch-control', 'origin-agent-cluster', 'referrer-policy']) expect(r.headers.get(name)).toBeNull();
   });
 
   it('without configured origins, answers no CORS headers', async () => {

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import helmet from 'helmet';
 import { describe, expect, it } from 'vitest';
-import { securityHeaders } from '../../src/http/securityHeaders.ts';
+import { JSON_API_HEADERS, securityHeaders } from '../../src/http/securityHeaders.ts';
 
-const OPTIONS = { contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } };
+const OPTIONS = JSON_API_HEADERS.helmet;
 
 async function headersOf(app: RequestListener): Promise<Record<string, string>> {
   const server = createServer(app).listen(0, '127.0.0.1');
@@ -32,5 +32,18 @@ describe('securityHeaders', () => {
     expect(precomputed).toEqual(await headersOf(appWith(helmet(OPTIONS))));
     expect(precomputed['content-security-policy']).toMatch(/^default-src 'none';.*frame-ancestors 'none'/);
     expect(precomputed['x-content-type-options']).toBe('nosniff');
+  });
+
+  it("when the server answers, then it sends a JSON API's security headers (OWASP REST) and no web-page ones", async () => {
+    const sent = await headersOf(appWith(securityHeaders(OPTIONS, JSON_API_HEADERS.extra)));
+    const { 'content-type': _type, 'content-length': _length, etag: _etag, ...security } = sent; // the test app's, not ours
+    expect(security).toEqual({
+      'content-security-policy': "default-src 'none';frame-ancestors 'none'",
+      'cross-origin-resource-policy': 'same-origin',
+      'strict-transport-security': 'max-age=31536000; includeSubDomains',
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'cache-control': 'no-store',
+    });
   });
 });
