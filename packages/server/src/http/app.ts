@@ -1,9 +1,9 @@
 // createApp builds the Express app and never listens. Order: request log and metrics, security
 // headers, CORS, the body parser, request hygiene, then express-openapi-validator as its README wires
 // it (security presence, parameters, responses), on PostgreSQL the read-ahead of getEndpoint's
-// endpoint, rate limits, dispatch by operationId (admin
-// operations check the admin token there), a problem+json 404 for anything unmatched, and one error
-// handler for every error.
+// endpoint, rate limits, dispatch by operationId (admin operations check the admin token there), all
+// of it behind one Express layer (pipeline.ts); then a problem+json 404 for anything unmatched, and
+// one error handler for every error.
 import cors from 'cors';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -12,6 +12,7 @@ import { buildHandlers } from '../handlers/index.ts';
 import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
+import { inOneLayer } from './pipeline.ts';
 import { readAhead } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
@@ -83,23 +84,26 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', queryParser(queryParametersOfType(bundledSpecPath, 'boolean')));
   parseQueryOnce(app);
-  app.use(requestLog(app, deps.logger, [requestMetrics(deps), deps.rateLimits.observe]));
-  // A JSON API's headers, not a web page's (see JSON_API_HEADERS).
-  app.use(securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra));
-  if (deps.corsOrigins.length > 0) app.use(corsPolicy(deps)); // no layer at all when CORS is off
-  app.use(express.json({ limit: '16kb' }));
-  app.use(requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')));
   app.use(
-    OpenApiValidator.middleware({
-      apiSpec: bundledSpecPath,
-      validateRequests: { allowUnknownQueryParameters: false },
-      validateResponses: deps.validateResponses,
-      validateSecurity: true,
-    }),
+    inOneLayer([
+      requestLog(app, deps.logger, [requestMetrics(deps), deps.rateLimits.observe]),
+      // A JSON API's headers, not a web page's (see JSON_API_HEADERS).
+      securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra),
+      ...(deps.corsOrigins.length > 0 ? [corsPolicy(deps)] : []), // nothing at all when CORS is off
+      express.json({ limit: '16kb' }),
+      requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')),
+      ...OpenApiValidator.middleware({
+        apiSpec: bundledSpecPath,
+        validateRequests: { allowUnknownQueryParameters: false },
+        validateResponses: deps.validateResponses,
+        validateSecurity: true,
+        fileUploader: false, // no operation takes multipart bodies: no multipart step on every request
+      }),
+      ...(deps.store.kind === 'postgres' ? [readAhead(deps.store)] : []), // overlaps the rate limit's round trip
+      deps.rateLimits.middleware,
+      dispatch(buildHandlers(deps), deps.adminTokenHash),
+    ]),
   );
-  if (deps.store.kind === 'postgres') app.use(readAhead(deps.store)); // overlaps the rate limit's round trip
-  app.use(deps.rateLimits.middleware);
-  app.use(dispatch(buildHandlers(deps), deps.adminTokenHash));
   // Whatever reached here matched no operation (e.g. an asterisk-form request target).
   app.use((_req, _res, next) => next(new HttpProblem(404, 'No operation is defined at this path.')));
   app.use(problemErrorHandler(deps.logger));
