@@ -1,0 +1,105 @@
+// `pnpm bench:ab`: is checkout B faster than checkout A? On this shared VM one run of the benchmark
+// moves by 15-25% and the machine switches between a fast and a slow mode, more than most single
+// changes are worth. This runs the two servers in alternating rounds (A B, then B A, ...) against the
+// same copy of a seeded SQLite store, the server pinned to CPU 1 and the load (autocannon, in this
+// process) to CPU 0, and compares them round by round: the median of B/A per round, with every
+// round's ratio shown, is what to quote. CPU per request (the server's, from /proc) is the steadier
+// figure; req/s follows it.
+//
+//   pnpm bench:ab --a ../chatbridge-before [--b .] [--rounds 8] [--seconds 3] [--scenarios get,update]
+//
+// A and B are checkouts with their dependencies installed (`git worktree add ../before HEAD~1` then
+// `pnpm install` there). The store is seeded once, by B's seeder; each server starts on a fresh copy.
+import { copyFileSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { runLoad } from './lib/load.ts';
+import { cpuSecondsOf, freePort, makeTempDir, removeTempDir, runNode, spawnTracked, stopChild, waitUntilServing } from './lib/procs.ts';
+import { updateQuery } from './lib/record.ts';
+import type { SeedOutput } from './seed.ts';
+
+const { values: opts } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string', default: '.' },
+    rounds: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '3' },
+    scenarios: { type: 'string', default: 'get,update' },
+  },
+});
+if (!opts.a) {
+  console.error('pnpm bench:ab: --a <checkout> is required (see the header of bench/ab.ts)');
+  process.exit(2);
+}
+const checkouts = { A: resolve(opts.a), B: resolve(opts.b!) };
+const rounds = Number(opts.rounds);
+const seconds = Number(opts.seconds);
+const scenarios = opts.scenarios!.split(',') as ('get' | 'update')[];
+
+/** Pins every thread of a process to one CPU (threads it starts later inherit it). */
+const pin = (pid: number, cpu: number) => spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+
+const median = (values: number[]) => {
+  const s = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+pin(process.pid, 0);
+const dir = makeTempDir('chatbridge-ab-');
+try {
+  const seedFile = join(dir, 'seed.json');
+  const storeFile = join(dir, 'seeded.sqlite');
+  const seeded = await runNode(
+    'seeder',
+    ['bench/seed.ts', '--count', '1000', '--sample', '1000', '--out', seedFile],
+    { ...process.env, CHATBRIDGE_SQLITE_PATH: storeFile },
+    checkouts.B,
+    120_000,
+  );
+  if (seeded.code !== 0) throw new Error(`seeding failed:\n${seeded.output}`);
+  const endpoints = (JSON.parse(readFileSync(seedFile, 'utf8')) as SeedOutput).endpoints;
+  const pathOf = (scenario: 'get' | 'update') => (n: number) => {
+    const e = endpoints[n % endpoints.length]!;
+    return scenario === 'get' ? `/${e.id}?token=${e.token}` : `/update/${e.id}?token=${e.token}&${updateQuery(n)}`;
+  };
+
+  /** figures[scenario][side][round] = [req/s, µs CPU per request] */
+  const figures: Record<string, Record<'A' | 'B', [number, number][]>> = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
+      const file = join(dir, `run-${round}-${side}.sqlite`);
+      copyFileSync(storeFile, file);
+      const port = await freePort();
+      const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production', LOG_LEVEL: 'warn', CHATBRIDGE_VALIDATE_RESPONSES: 'false', CHATBRIDGE_SQLITE_PATH: file };
+      const server = spawnTracked(`server ${side}`, ['--max-semi-space-size=8', '--max-old-space-size=160', 'packages/server/src/main.ts'], env, checkouts[side]);
+      pin(server.pid, 1);
+      try {
+        await waitUntilServing(`http://127.0.0.1:${port}/-/live`, server, 30_000);
+        for (const scenario of scenarios) {
+          const spec = { origin: `http://127.0.0.1:${port}`, method: scenario === 'get' ? ('GET' as const) : ('POST' as const), path: pathOf(scenario), connections: 50 };
+          await runLoad({ ...spec, durationS: 1 }); // warm-up
+          const cpu0 = cpuSecondsOf(server.pid)!;
+          const load = await runLoad({ ...spec, durationS: seconds });
+          const cpuUs = ((cpuSecondsOf(server.pid)! - cpu0) * 1e6) / load.requests;
+          if (load.errors + load.non2xx > 0) throw new Error(`${side} ${scenario}: ${load.errors} errors, ${load.non2xx} non-2xx`);
+          ((figures[scenario] ??= { A: [], B: [] })[side][round] = [load.requestsPerSec, cpuUs]);
+          console.log(`round ${round + 1} ${side} ${scenario.padEnd(6)} ${Math.round(load.requestsPerSec).toLocaleString('en-US').padStart(7)} req/s ${cpuUs.toFixed(0).padStart(4)} µs CPU/req`);
+        }
+      } finally {
+        await stopChild(server);
+      }
+    }
+  }
+  console.log(`\nB/A per round (A: ${checkouts.A}, B: ${checkouts.B}); below 1 for CPU and above 1 for req/s: B is faster`);
+  for (const scenario of scenarios) {
+    const { A, B } = figures[scenario]!;
+    const cpu = A.map((a, i) => B[i]![1] / a[1]);
+    const rps = A.map((a, i) => B[i]![0] / a[0]);
+    const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
+    console.log(`${scenario.padEnd(6)} CPU/req ${median(cpu).toFixed(3)} [${list(cpu)}]   req/s ${median(rps).toFixed(3)} [${list(rps)}]`);
+  }
+} finally {
+  removeTempDir(dir);
+}
