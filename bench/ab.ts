@@ -7,9 +7,11 @@
 // figure; req/s follows it.
 //
 //   pnpm bench:ab --a ../chatbridge-before [--b .] [--rounds 8] [--seconds 3] [--scenarios get,update]
+//   pnpm bench:ab --a . --b-env CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT=0      (one checkout, two settings)
 //
 // A and B are checkouts with their dependencies installed (`git worktree add ../before HEAD~1` then
-// `pnpm install` there). The store is seeded once, by B's seeder; each server starts on a fresh copy.
+// `pnpm install` there); --a-env and --b-env add settings (K=V,K=V) to one side's server. The store
+// is seeded once, by B's seeder; each server starts on a fresh copy.
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -26,6 +28,8 @@ const { values: opts } = parseArgs({
     rounds: { type: 'string', default: '8' },
     seconds: { type: 'string', default: '3' },
     scenarios: { type: 'string', default: 'get,update' },
+    'a-env': { type: 'string', default: '' },
+    'b-env': { type: 'string', default: '' },
   },
 });
 if (!opts.a) {
@@ -33,6 +37,15 @@ if (!opts.a) {
   process.exit(2);
 }
 const checkouts = { A: resolve(opts.a), B: resolve(opts.b!) };
+const settingsOf = (list: string) => Object.fromEntries(list.split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const extraEnv = { A: settingsOf(opts['a-env']!), B: settingsOf(opts['b-env']!) };
+const SERVER_MAIN = 'packages/server/src/main.ts';
+/** The node flags of a checkout's `pnpm start`, so each side runs as it would in production. */
+const startFlagsOf = (checkout: string): string[] => {
+  const start = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  return start.slice(1, start.indexOf(SERVER_MAIN));
+};
+const startFlags = { A: startFlagsOf(checkouts.A), B: startFlagsOf(checkouts.B) };
 const rounds = Number(opts.rounds);
 const seconds = Number(opts.seconds);
 const scenarios = opts.scenarios!.split(',') as ('get' | 'update')[];
@@ -65,15 +78,15 @@ try {
     return scenario === 'get' ? `/${e.id}?token=${e.token}` : `/update/${e.id}?token=${e.token}&${updateQuery(n)}`;
   };
 
-  /** figures[scenario][side][round] = [req/s, µs CPU per request] */
-  const figures: Record<string, Record<'A' | 'B', [number, number][]>> = {};
+  /** figures[scenario][side][round] = [req/s, µs CPU per request, p99 ms] */
+  const figures: Record<string, Record<'A' | 'B', [number, number, number][]>> = {};
   for (let round = 0; round < rounds; round++) {
     for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
       const file = join(dir, `run-${round}-${side}.sqlite`);
       copyFileSync(storeFile, file);
       const port = await freePort();
-      const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production', LOG_LEVEL: 'warn', CHATBRIDGE_VALIDATE_RESPONSES: 'false', CHATBRIDGE_SQLITE_PATH: file };
-      const server = spawnTracked(`server ${side}`, ['--max-semi-space-size=8', '--max-old-space-size=160', 'packages/server/src/main.ts'], env, checkouts[side]);
+      const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production', LOG_LEVEL: 'warn', CHATBRIDGE_VALIDATE_RESPONSES: 'false', CHATBRIDGE_SQLITE_PATH: file, ...extraEnv[side] };
+      const server = spawnTracked(`server ${side}`, [...startFlags[side], SERVER_MAIN], env, checkouts[side]);
       pin(server.pid, 1);
       try {
         await waitUntilServing(`http://127.0.0.1:${port}/-/live`, server, 30_000);
@@ -84,8 +97,8 @@ try {
           const load = await runLoad({ ...spec, durationS: seconds });
           const cpuUs = ((cpuSecondsOf(server.pid)! - cpu0) * 1e6) / load.requests;
           if (load.errors + load.non2xx > 0) throw new Error(`${side} ${scenario}: ${load.errors} errors, ${load.non2xx} non-2xx`);
-          ((figures[scenario] ??= { A: [], B: [] })[side][round] = [load.requestsPerSec, cpuUs]);
-          console.log(`round ${round + 1} ${side} ${scenario.padEnd(6)} ${Math.round(load.requestsPerSec).toLocaleString('en-US').padStart(7)} req/s ${cpuUs.toFixed(0).padStart(4)} µs CPU/req`);
+          ((figures[scenario] ??= { A: [], B: [] })[side][round] = [load.requestsPerSec, cpuUs, load.p99Ms]);
+          console.log(`round ${round + 1} ${side} ${scenario.padEnd(6)} ${Math.round(load.requestsPerSec).toLocaleString('en-US').padStart(7)} req/s ${cpuUs.toFixed(0).padStart(4)} µs CPU/req  p99 ${load.p99Ms.toFixed(1)} ms`);
         }
       } finally {
         await stopChild(server);
@@ -97,8 +110,9 @@ try {
     const { A, B } = figures[scenario]!;
     const cpu = A.map((a, i) => B[i]![1] / a[1]);
     const rps = A.map((a, i) => B[i]![0] / a[0]);
+    const p99 = A.map((a, i) => B[i]![2] / a[2]);
     const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
-    console.log(`${scenario.padEnd(6)} CPU/req ${median(cpu).toFixed(3)} [${list(cpu)}]   req/s ${median(rps).toFixed(3)} [${list(rps)}]`);
+    console.log(`${scenario.padEnd(6)} CPU/req ${median(cpu).toFixed(3)} [${list(cpu)}]   req/s ${median(rps).toFixed(3)} [${list(rps)}]   p99 ${median(p99).toFixed(3)} [${list(p99)}]`);
   }
 } finally {
   removeTempDir(dir);
