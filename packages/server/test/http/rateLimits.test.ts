@@ -28,6 +28,27 @@ describe('rate limits', () => {
   });
 });
 
+/** A test server with these limits (in memory) for the tests of the enclosing describe block. */
+function serverWithLimits(authFailuresPerMinute: number, perEndpointPerSecond: number): () => TestServer {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ rateLimits: { authFailuresPerMinute, perEndpointPerSecond, backend: { kind: 'memory' } } });
+  });
+  afterAll(() => server.close());
+  return () => server;
+}
+
+describe('failed authentications without credentials', () => {
+  const serverUnderTest = serverWithLimits(3, 0);
+
+  it('when requests bring no token or no admin bearer, then their 401s count toward the limit too', async () => {
+    const server = serverUnderTest();
+    const token = await server.provision('bare');
+    for (const path of ['/bare', '/bare', '/admin/endpoints']) expect((await raw(`${server.url}${path}`)).status).toBe(401);
+    expect((await fetch(`${server.url}/bare?token=${token}`)).status).toBe(429);
+  });
+});
+
 describe('per-endpoint rate limit', () => {
   let server: TestServer;
   beforeAll(async () => {
