@@ -1,9 +1,9 @@
 // The request pipeline in one Express layer. Express 5's router pays for every layer a request
 // crosses (matching, a try/catch, a promise check, its own `next`); with a dozen layers before the
 // handler (ours and express-openapi-validator's five) that was a measurable part of a GET. Here the
-// middlewares run in order behind one layer, with Express's contract: each calls `next()` to go on or
-// `next(error)` to stop, may throw or return a rejected promise, and an error skips to the app's
-// error handler.
+// middlewares run in order behind one layer, with Express's contract: each calls `next()` (or
+// `next('route')`) to go on or `next(error)` to stop, may throw or return a rejected promise, and an
+// error skips to the app's error handler.
 import type { RequestHandler } from 'express';
 
 export function inOneLayer(middlewares: RequestHandler[]): RequestHandler {
@@ -11,7 +11,8 @@ export function inOneLayer(middlewares: RequestHandler[]): RequestHandler {
   return (req, res, next) => {
     let i = 0;
     const step = (error?: unknown): void => {
-      if (error !== undefined && error !== null) return next(error);
+      // As between Express layers: next('route') outside a route means go on, anything else stops.
+      if (error !== undefined && error !== null && error !== 'route') return next(error);
       const middleware = stack[i++];
       if (!middleware) return next();
       try {

@@ -12,8 +12,9 @@ describe('inOneLayer', () => {
     const seen: string[] = [];
     const mark = (name: string): RequestHandler => (_req, _res, next) => (seen.push(name), next());
     const later: RequestHandler = (_req, _res, next) => void setImmediate(() => (seen.push('async'), next()));
-    expect(await run(inOneLayer([mark('a'), later, mark('b')]))).toBeUndefined();
-    expect(seen).toEqual(['a', 'async', 'b']);
+    const skipRoute: RequestHandler = (_req, _res, next) => (seen.push('route'), next('route'));
+    expect(await run(inOneLayer([mark('a'), later, skipRoute, mark('b')]))).toBeUndefined();
+    expect(seen).toEqual(['a', 'async', 'route', 'b']);
   });
 
   it('when a middleware passes an error, throws, or returns a rejected promise, then the rest is skipped and the error goes on', async () => {
