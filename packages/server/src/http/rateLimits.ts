@@ -2,7 +2,6 @@
 // endpoint with a burst allowance. On one box the counters live in memory; on PostgreSQL they live in
 // the shared database, so the limits hold across instances. Each limit is off when set to 0.
 import type { Request, RequestHandler, Response } from 'express';
-import type { CompletionObserver } from './requestLog.ts';
 import pg from 'pg';
 import {
   BurstyRateLimiter,
@@ -17,6 +16,7 @@ import { BatchedRateLimiterPostgres } from './batchedPostgresLimiter.ts';
 import { HttpProblem } from './problem.ts';
 import { hashToken } from '../tokens.ts';
 import { presentedTokenDigest } from './presentedToken.ts';
+import type { CompletionObserver } from './requestLog.ts';
 
 /** Requests without a token share one bucket per endpoint (the validator rejects them anyway). */
 const NO_TOKEN = hashToken('');
