@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { runLoad } from './lib/load.ts';
 import { cpuSecondsOf, freePort, makeTempDir, removeTempDir, runNode, spawnTracked, stopChild, waitUntilServing } from './lib/procs.ts';
 import { updateQuery } from './lib/record.ts';
+import { PRODUCTION_SERVER_ENV, SERVER_MAIN, median, startFlagsOf } from './lib/server.ts';
 import type { SeedOutput } from './seed.ts';
 
 const { values: opts } = parseArgs({
@@ -39,12 +40,7 @@ if (!opts.a) {
 const checkouts = { A: resolve(opts.a), B: resolve(opts.b!) };
 const settingsOf = (list: string) => Object.fromEntries(list.split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const extraEnv = { A: settingsOf(opts['a-env']!), B: settingsOf(opts['b-env']!) };
-const SERVER_MAIN = 'packages/server/src/main.ts';
-/** The node flags of a checkout's `pnpm start`, so each side runs as it would in production. */
-const startFlagsOf = (checkout: string): string[] => {
-  const start = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
-  return start.slice(1, start.indexOf(SERVER_MAIN));
-};
+/** Each side runs as its own checkout's `pnpm start` would. */
 const startFlags = { A: startFlagsOf(checkouts.A), B: startFlagsOf(checkouts.B) };
 const rounds = Number(opts.rounds);
 const seconds = Number(opts.seconds);
@@ -52,12 +48,6 @@ const scenarios = opts.scenarios!.split(',') as ('get' | 'update')[];
 
 /** Pins every thread of a process to one CPU (threads it starts later inherit it). */
 const pin = (pid: number, cpu: number) => spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
-
-const median = (values: number[]) => {
-  const s = [...values].sort((x, y) => x - y);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 
 pin(process.pid, 0);
 const dir = makeTempDir('chatbridge-ab-');
@@ -85,7 +75,7 @@ try {
       const file = join(dir, `run-${round}-${side}.sqlite`);
       copyFileSync(storeFile, file);
       const port = await freePort();
-      const env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production', LOG_LEVEL: 'warn', CHATBRIDGE_VALIDATE_RESPONSES: 'false', CHATBRIDGE_SQLITE_PATH: file, ...extraEnv[side] };
+      const env = { ...process.env, ...PRODUCTION_SERVER_ENV, PORT: String(port), CHATBRIDGE_SQLITE_PATH: file, ...extraEnv[side] };
       const server = spawnTracked(`server ${side}`, [...startFlags[side], SERVER_MAIN], env, checkouts[side]);
       pin(server.pid, 1);
       try {

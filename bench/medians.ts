@@ -14,6 +14,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { median } from './lib/server.ts';
 import type { TargetCheck } from './lib/targets.ts';
 import type { ScenarioResult } from './lib/types.ts';
 
@@ -44,12 +45,6 @@ function reports(): { name: string; report: Report }[] {
   const wrong = loaded.filter(({ report }) => report.mode !== 'full' || report.settings.profiled.length > 0);
   if (wrong.length > 0) throw new Error(`these are not full, unprofiled runs: ${wrong.map((w) => w.name).join(', ')}`);
   return loaded;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** "0.38 (0.37-0.42)": the median and the range. */

@@ -61,6 +61,7 @@ import {
   waitUntilServing,
 } from './lib/procs.ts';
 import { UPDATED_CONTENT, updateQuery } from './lib/record.ts';
+import { PRODUCTION_SERVER_ENV, SERVER_MAIN, median, startFlagsOf } from './lib/server.ts';
 import { barChart } from './lib/svg.ts';
 import { formatSummary, summarizeProfile } from './profile-summary.ts';
 import type { SeedOutput } from './seed.ts';
@@ -68,12 +69,8 @@ import type { SeedOutput } from './seed.ts';
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RESULTS = join(ROOT, 'bench/results');
 const PROFILES = join(RESULTS, 'profiles');
-const SERVER_MAIN = 'packages/server/src/main.ts';
 /** The V8 flags `pnpm start` runs the server with (root package.json), so the bench measures the same process. */
-const START_FLAGS: string[] = (() => {
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
-  return start.slice(1, start.indexOf(SERVER_MAIN));
-})();
+const START_FLAGS = startFlagsOf(ROOT);
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -134,7 +131,7 @@ const settings = {
   largeSampled: mode === 'quick' ? 2_000 : 5_000,
   /** Seeding SQLite goes through the store API unless that is projected to take longer than this. */
   seedStoreBudgetS: mode === 'quick' ? 5 : 45,
-  serverEnv: { NODE_ENV: 'production', CHATBRIDGE_VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'warn', HOST: '127.0.0.1' },
+  serverEnv: PRODUCTION_SERVER_ENV,
 };
 
 interface ScenarioDef {
@@ -569,12 +566,6 @@ class Baseline {
     }
     return result;
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 const skipped = (def: ScenarioDef, reason: string): ScenarioResult => ({
