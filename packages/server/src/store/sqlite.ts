@@ -56,6 +56,27 @@ export const MIGRATIONS = [
      PRIMARY KEY (endpoint_id, version)
    ) STRICT;
    CREATE INDEX endpoint_events_created ON endpoint_events (created_at);`,
+  // The event log becomes append-only: one table in commit order with no index but its key, and each
+  // endpoint's row lists the IDs of its logged events (oldest first). An update then writes one
+  // appended row instead of entries in three b-trees (the events were keyed by endpoint, which put
+  // every update's entry on a different page); the event pages of a group commit are shared.
+  // AUTOINCREMENT: an ID is never reused, so a listed ID whose row the age sweep deleted matches
+  // nothing instead of another event. Existing events move over in commit order.
+  `CREATE TABLE event_log (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     endpoint_id TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     record TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   ALTER TABLE endpoints ADD COLUMN event_ids TEXT NOT NULL DEFAULT '[]';
+   INSERT INTO event_log (endpoint_id, version, record, created_at)
+     SELECT endpoint_id, version, record, created_at FROM endpoint_events ORDER BY created_at, endpoint_id, version;
+   CREATE INDEX migrating_event_log ON event_log (endpoint_id, version);
+   UPDATE endpoints SET event_ids = (SELECT json_group_array(id ORDER BY version) FROM event_log WHERE endpoint_id = endpoints.id)
+     WHERE id IN (SELECT endpoint_id FROM event_log);
+   DROP INDEX migrating_event_log;
+   DROP TABLE endpoint_events;`,
 ];
 
 export interface SqliteStoreOptions {
@@ -104,8 +125,10 @@ type StatementName =
   | 'count'
   | 'countPending'
   | 'expired'
+  | 'eventIds'
   | 'logEvent'
-  | 'pruneEndpointEvents'
+  | 'dropEvent'
+  | 'dropEndpointEvents'
   | 'eventsSince'
   | 'pruneEvents';
 
@@ -142,7 +165,7 @@ export class SqliteEndpointStore implements EndpointStore {
     this.stmts = {
       get: q('SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = ?'),
       write: q(
-        `UPDATE endpoints SET record = ?, message_seq = ?, pending_since = ?, version = version + 1,
+        `UPDATE endpoints SET record = ?, message_seq = ?, pending_since = ?, event_ids = ?, version = version + 1,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ? RETURNING version`,
       ),
       create: q('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
@@ -166,21 +189,40 @@ export class SqliteEndpointStore implements EndpointStore {
       count: q('SELECT count(*) AS n FROM outbox'),
       countPending: q('SELECT count(*) AS n FROM endpoints WHERE pending_since IS NOT NULL'),
       expired: q('SELECT id FROM endpoints WHERE pending_since IS NOT NULL AND pending_since < ? ORDER BY pending_since LIMIT ?'),
-      logEvent: q('INSERT INTO endpoint_events (endpoint_id, version, record, created_at) VALUES (?, ?, ?, ?)'),
-      // Beyond the window, counted from the version just written: usually one row, a range of the
-      // primary key. (Adding "OR created_at < ?" read every event row of the endpoint, 300 us per
-      // update; events past the age limit are never returned and the sweep deletes them.)
-      pruneEndpointEvents: q('DELETE FROM endpoint_events WHERE endpoint_id = ? AND version <= ?'),
-      eventsSince: q(
-        `SELECT version, record FROM endpoint_events WHERE endpoint_id = ? AND version > ? AND created_at >= ?
-         ORDER BY version LIMIT ?`,
+      eventIds: q('SELECT event_ids FROM endpoints WHERE id = ?'),
+      logEvent: q('INSERT INTO event_log (endpoint_id, version, record, created_at) VALUES (?, ?, ?, ?)'),
+      // By ID and endpoint: the ID comes from the endpoint's own list.
+      dropEvent: q('DELETE FROM event_log WHERE id = ? AND endpoint_id = ?'),
+      dropEndpointEvents: q(
+        `DELETE FROM event_log WHERE endpoint_id = ?1
+           AND id IN (SELECT value FROM json_each((SELECT event_ids FROM endpoints WHERE id = ?1)))`,
       ),
-      pruneEvents: q('DELETE FROM endpoint_events WHERE rowid IN (SELECT rowid FROM endpoint_events WHERE created_at < ? LIMIT ?)'),
+      // The versions after ?2 are the list's last (version - ?2) entries (one event per version, in
+      // order); only those are looked up. A listed event the age sweep has deleted matches nothing.
+      eventsSince: q(
+        `SELECT e.version, e.record FROM endpoints p, json_each(p.event_ids) j, event_log e
+         WHERE p.id = ?1 AND j.key >= json_array_length(p.event_ids) - (p.version - ?2)
+           AND e.id = j.value AND e.endpoint_id = ?1 AND e.version > ?2 AND e.created_at >= ?3
+         ORDER BY e.version LIMIT ?4`,
+      ),
+      // The log is in commit order, so the events past the age limit are a prefix of it: each batch
+      // looks at the oldest rows only (never the whole table), and a row stamped later than its
+      // successors (a clock step back) only holds the sweep up until it ages itself.
+      pruneEvents: q(
+        `DELETE FROM event_log WHERE id IN (
+           SELECT id FROM (SELECT id, created_at FROM event_log ORDER BY id LIMIT ?2) WHERE created_at < ?1)`,
+      ),
     };
   }
 
   private migrate(): void {
     const { user_version: done } = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
+    if (done > MIGRATIONS.length) {
+      // A newer release has changed the schema (the event log moved at 3): refuse, naming it, rather
+      // than fail later on a statement.
+      this.db.close();
+      throw new Error(`the SQLite file has schema version ${done}, newer than this release's ${MIGRATIONS.length}: run the newer release`);
+    }
     for (let v = done; v < MIGRATIONS.length; v++) {
       this.transaction(() => {
         this.db.exec(MIGRATIONS[v]!);
@@ -207,6 +249,19 @@ export class SqliteEndpointStore implements EndpointStore {
     }
   }
 
+  /**
+   * Appends the event of `version` to the log and drops the endpoint's events beyond the window;
+   * returns the endpoint's new list of event IDs, for the row's write in the same transaction.
+   */
+  private logEvent(id: string, version: number, json: string): string {
+    const listed = this.stmts.eventIds.get(id) as { event_ids: string } | undefined;
+    const ids = listed ? (JSON.parse(listed.event_ids) as number[]) : [];
+    ids.push(Number(this.stmts.logEvent.run(id, version, json, this.clock()).lastInsertRowid));
+    const beyond = ids.length - this.window.maxEvents;
+    if (beyond > 0) for (const dropped of ids.splice(0, beyond)) this.stmts.dropEvent.run(dropped, id);
+    return JSON.stringify(ids);
+  }
+
   private read(id: string): StoredEndpoint | undefined {
     return this.cache.get(id, this.db.isTransaction, () => toStored(this.stmts.get.get(id) as EndpointRow | undefined));
   }
@@ -226,11 +281,11 @@ export class SqliteEndpointStore implements EndpointStore {
     const { record, state, deliveries = [] } = write;
     const json = write.recordJson ?? JSON.stringify(record);
     this.cache.evict(id); // until the commit: reads later in this transaction see the new row
-    const written = this.stmts.write.get(json, state.seq, state.pendingSince, id) as { version: number } | undefined;
-    if (!written) return { result };
-    const now = this.clock();
-    this.stmts.logEvent.run(id, written.version, json, now);
-    this.stmts.pruneEndpointEvents.run(id, written.version - this.window.maxEvents);
+    const eventIds = this.logEvent(id, current.version + 1, json);
+    const written = this.stmts.write.get(json, state.seq, state.pendingSince, eventIds, id) as { version: number } | undefined;
+    // `current` was read in this transaction, so the row is there at that version; the savepoint
+    // undoes the logged event if not.
+    if (written?.version !== current.version + 1) throw new Error(`endpoint ${id} changed under its write`);
     const pendingSeq = state.pendingSince === null ? null : state.seq;
     this.stmts.dropStale.run(id, pendingSeq, pendingSeq);
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
@@ -321,8 +376,15 @@ export class SqliteEndpointStore implements EndpointStore {
 
   async delete(id: string): Promise<boolean> {
     this.cache.evict(id);
-    // Its events and outbox entries go with it (ON DELETE CASCADE); its streams hear of it and end.
-    return this.notified(id, this.stmts.delete.get(id));
+    // Its events go first (listed in its row); its outbox entries go with it (ON DELETE CASCADE); its
+    // streams hear of it and end.
+    return this.notified(
+      id,
+      this.transaction(() => {
+        this.stmts.dropEndpointEvents.run(id);
+        return this.stmts.delete.get(id);
+      }),
+    );
   }
 
   private notified(id: string, row: unknown): boolean {

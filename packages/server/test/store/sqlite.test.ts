@@ -37,6 +37,84 @@ describe('SqliteEndpointStore', () => {
     await store.close();
   });
 
+  it('when a file whose events were keyed by endpoint is opened, then they replay as before and new changes follow them', async () => {
+    const file = scratchFile();
+    const old = new DatabaseSync(file);
+    old.exec(MIGRATIONS[0]!);
+    old.exec(MIGRATIONS[1]!);
+    old.exec('PRAGMA user_version = 2');
+    const recordOf = (n: number) => {
+      const record = initialRecord();
+      record.config.blacklist.push(`v${n}`);
+      return JSON.stringify(record);
+    };
+    const insert = old.prepare('INSERT INTO endpoint_events (endpoint_id, version, record, created_at) VALUES (?, ?, ?, ?)');
+    for (const id of ['ep-1', 'ep-2']) {
+      old.prepare('INSERT INTO endpoints (id, token_hash, record, version) VALUES (?, ?, ?, 3)').run(id, hashToken('t'), recordOf(3));
+      for (let v = 1; v <= 3; v++) insert.run(id, v, recordOf(v), Date.now());
+    }
+    old.close();
+    const store = new SqliteEndpointStore(file, { eventWindow: { maxEvents: 4 } });
+    const replay = async (id: string) => (await store.eventsSince(id, 0, 10)).map((e) => [e.version, e.record.config.blacklist.at(-1)]);
+    expect(await replay('ep-1')).toEqual([[1, 'v1'], [2, 'v2'], [3, 'v3']]);
+    const append = (n: number) =>
+      store.update('ep-1', (cur) => {
+        const record = structuredClone(cur!.record);
+        record.config.blacklist.push(`v${n}`);
+        return { write: { record, state: cur!.state }, result: undefined };
+      });
+    await append(4);
+    await append(5);
+    expect(await replay('ep-1')).toEqual([[2, 'v2'], [3, 'v3'], [4, 'v4'], [5, 'v5']]); // the window of 4
+    expect((await store.eventsSince('ep-1', 3, 10)).map((e) => e.version)).toEqual([4, 5]);
+    expect(await replay('ep-2')).toEqual([[1, 'v1'], [2, 'v2'], [3, 'v3']]);
+    await store.close();
+  });
+
+  it('when a file was migrated by a newer release, then opening it is refused, naming both schema versions', () => {
+    const file = scratchFile();
+    const newer = new DatabaseSync(file);
+    newer.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+    newer.close();
+    expect(() => new SqliteEndpointStore(file)).toThrow(`schema version ${MIGRATIONS.length + 1}, newer than this release's ${MIGRATIONS.length}`);
+  });
+
+  it('when an endpoint is deleted, or its events leave the window, then their rows leave the file', async () => {
+    const file = scratchFile();
+    const store = new SqliteEndpointStore(file, { eventWindow: { maxEvents: 3 } });
+    const write = (id: string) => store.update(id, (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+    for (const id of ['ep-1', 'ep-2']) await store.create(id, hashToken('t'), initialRecord());
+    for (let i = 0; i < 10; i++) await Promise.all([write('ep-1'), write('ep-2')]);
+    const rows = () => {
+      const db = new DatabaseSync(file, { readOnly: true });
+      const counted = db.prepare('SELECT endpoint_id, count(*) AS n FROM event_log GROUP BY endpoint_id ORDER BY endpoint_id').all();
+      db.close();
+      return counted.map((r) => [r.endpoint_id, r.n]);
+    };
+    expect(rows()).toEqual([['ep-1', 3], ['ep-2', 3]]);
+    await store.delete('ep-1');
+    expect(rows()).toEqual([['ep-2', 3]]);
+    await store.close();
+  });
+
+  it('when the sweep has emptied the log and new events are logged, then an old list entry never matches them (IDs are not reused)', async () => {
+    let now = 1_000_000;
+    const store = new SqliteEndpointStore(scratchFile(), { clock: () => now, eventWindow: { maxAgeMs: 1000 } });
+    const write = (id: string) => store.update(id, (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+    for (const id of ['ep-1', 'ep-2']) await store.create(id, hashToken('t'), initialRecord());
+    await write('ep-1');
+    await write('ep-1'); // ep-1 lists two event IDs
+    now += 2000;
+    expect(await store.pruneEvents()).toBe(2); // the log is empty now, ep-1's list is not
+    await write('ep-1'); // v3
+    await write('ep-2');
+    await write('ep-2');
+    expect(await store.eventsSince('ep-1', 0, 10)).toHaveLength(1);
+    expect((await store.eventsSince('ep-1', 0, 10))[0]!.version).toBe(3);
+    expect((await store.eventsSince('ep-2', 0, 10)).map((e) => e.version)).toEqual([1, 2]);
+    await store.close();
+  });
+
   it('when more events are past the age limit than one sweep statement deletes, then the sweep deletes them all, in batches', async () => {
     let now = 1_000_000;
     const store = new SqliteEndpointStore(scratchFile(), { clock: () => now, eventWindow: { maxAgeMs: 1000 } });
