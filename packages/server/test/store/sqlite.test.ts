@@ -53,6 +53,9 @@ describe('SqliteEndpointStore', () => {
       old.prepare('INSERT INTO endpoints (id, token_hash, record, version) VALUES (?, ?, ?, 3)').run(id, hashToken('t'), recordOf(3));
       for (let v = 1; v <= 3; v++) insert.run(id, v, recordOf(v), Date.now());
     }
+    // An endpoint whose events are past the age limit: not moved, so its replay starts afresh.
+    old.prepare('INSERT INTO endpoints (id, token_hash, record, version) VALUES (?, ?, ?, 1)').run('ep-idle', hashToken('t'), recordOf(1));
+    insert.run('ep-idle', 1, recordOf(1), Date.now() - 11 * 60_000);
     old.close();
     const store = new SqliteEndpointStore(file, { eventWindow: { maxEvents: 4 } });
     const replay = async (id: string) => (await store.eventsSince(id, 0, 10)).map((e) => [e.version, e.record.config.blacklist.at(-1)]);
@@ -68,7 +71,11 @@ describe('SqliteEndpointStore', () => {
     expect(await replay('ep-1')).toEqual([[2, 'v2'], [3, 'v3'], [4, 'v4'], [5, 'v5']]); // the window of 4
     expect((await store.eventsSince('ep-1', 3, 10)).map((e) => e.version)).toEqual([4, 5]);
     expect(await replay('ep-2')).toEqual([[1, 'v1'], [2, 'v2'], [3, 'v3']]);
+    expect(await replay('ep-idle')).toEqual([]);
     await store.close();
+    const db = new DatabaseSync(file, { readOnly: true });
+    expect(db.prepare("SELECT count(*) AS n FROM event_log WHERE endpoint_id = 'ep-idle'").get()).toEqual({ n: 0 });
+    db.close();
   });
 
   it('when a file was migrated by a newer release, then opening it is refused, naming both schema versions', () => {
