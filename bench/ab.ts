@@ -8,10 +8,13 @@
 //
 //   pnpm bench:ab --a ../chatbridge-before [--b .] [--rounds 8] [--seconds 3] [--scenarios get,update]
 //   pnpm bench:ab --a . --b-env CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT=0      (one checkout, two settings)
+//   DATABASE_URL=postgres://… pnpm bench:ab --a ../before --store postgres    (both on PostgreSQL)
 //
 // A and B are checkouts with their dependencies installed (`git worktree add ../before HEAD~1` then
 // `pnpm install` there); --a-env and --b-env add settings (K=V,K=V) to one side's server. The store
-// is seeded once, by B's seeder; each server starts on a fresh copy.
+// is seeded once, by B's seeder; on SQLite each server starts on a fresh copy of it, on PostgreSQL
+// both use the same rows (IDs under a prefix of this run's, deleted at the end; PostgreSQL's own
+// processes are not pinned).
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -31,8 +34,14 @@ const { values: opts } = parseArgs({
     scenarios: { type: 'string', default: 'get,update' },
     'a-env': { type: 'string', default: '' },
     'b-env': { type: 'string', default: '' },
+    store: { type: 'string', default: 'sqlite' },
   },
 });
+const onPostgres = opts.store === 'postgres';
+if (!['sqlite', 'postgres'].includes(opts.store!) || (onPostgres && !process.env.DATABASE_URL)) {
+  console.error('pnpm bench:ab: --store is sqlite or postgres, and postgres needs DATABASE_URL');
+  process.exit(2);
+}
 if (!opts.a) {
   console.error('pnpm bench:ab: --a <checkout> is required (see the header of bench/ab.ts)');
   process.exit(2);
@@ -51,13 +60,15 @@ const pin = (pid: number, cpu: number) => spawnSync('taskset', ['-a', '-p', '-c'
 
 pin(process.pid, 0);
 const dir = makeTempDir('chatbridge-ab-');
+const prefix = `ab-${process.pid}-`;
 try {
   const seedFile = join(dir, 'seed.json');
   const storeFile = join(dir, 'seeded.sqlite');
+  const storeEnv = onPostgres ? { CHATBRIDGE_STORE: 'postgres' } : { CHATBRIDGE_SQLITE_PATH: storeFile };
   const seeded = await runNode(
     'seeder',
-    ['bench/seed.ts', '--count', '1000', '--sample', '1000', '--out', seedFile],
-    { ...process.env, CHATBRIDGE_SQLITE_PATH: storeFile },
+    ['bench/seed.ts', '--count', '1000', '--sample', '1000', '--prefix', prefix, '--out', seedFile],
+    { ...process.env, ...storeEnv },
     checkouts.B,
     120_000,
   );
@@ -73,9 +84,9 @@ try {
   for (let round = 0; round < rounds; round++) {
     for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
       const file = join(dir, `run-${round}-${side}.sqlite`);
-      copyFileSync(storeFile, file);
+      if (!onPostgres) copyFileSync(storeFile, file);
       const port = await freePort();
-      const env = { ...process.env, ...PRODUCTION_SERVER_ENV, PORT: String(port), CHATBRIDGE_SQLITE_PATH: file, ...extraEnv[side] };
+      const env = { ...process.env, ...PRODUCTION_SERVER_ENV, PORT: String(port), ...storeEnv, CHATBRIDGE_SQLITE_PATH: file, ...extraEnv[side] };
       const server = spawnTracked(`server ${side}`, [...startFlags[side], SERVER_MAIN], env, checkouts[side]);
       pin(server.pid, 1);
       try {
@@ -105,5 +116,6 @@ try {
     console.log(`${scenario.padEnd(6)} CPU/req ${median(cpu).toFixed(3)} [${list(cpu)}]   req/s ${median(rps).toFixed(3)} [${list(rps)}]   p99 ${median(p99).toFixed(3)} [${list(p99)}]`);
   }
 } finally {
+  if (onPostgres) await runNode('cleanup', ['bench/seed.ts', '--delete-prefix', prefix], { ...process.env, CHATBRIDGE_STORE: 'postgres' }, checkouts.B, 120_000);
   removeTempDir(dir);
 }
