@@ -221,8 +221,8 @@ export class SqliteEndpointStore implements EndpointStore {
   private migrate(): void {
     const { user_version: done } = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
     if (done > MIGRATIONS.length) {
-      // A newer release has changed the schema (the event log moved at 3): refuse, naming it, rather
-      // than fail later on a statement.
+      // A newer release has migrated this file further: refuse, naming both versions, rather than fail
+      // later on a statement this release's schema expects.
       this.db.close();
       throw new Error(`the SQLite file has schema version ${done}, newer than this release's ${MIGRATIONS.length}: run the newer release`);
     }
