@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { runLoad } from './lib/load.ts';
 import { cpuSecondsOf, freePort, makeTempDir, removeTempDir, runNode, spawnTracked, stopChild, waitUntilServing } from './lib/procs.ts';
 import { updateQuery } from './lib/record.ts';
+import { deleteSeededRows } from './lib/seededRows.ts';
 import { PRODUCTION_SERVER_ENV, SERVER_MAIN, median, startFlagsOf } from './lib/server.ts';
 import type { SeedOutput } from './seed.ts';
 
@@ -61,10 +62,17 @@ const pin = (pid: number, cpu: number) => spawnSync('taskset', ['-a', '-p', '-c'
 pin(process.pid, 0);
 const dir = makeTempDir('chatbridge-ab-');
 const prefix = `ab-${process.pid}-`;
+const storeFile = join(dir, 'seeded.sqlite');
+const storeEnv = onPostgres ? { CHATBRIDGE_STORE: 'postgres' } : { CHATBRIDGE_SQLITE_PATH: storeFile };
+/** A server's store: on SQLite a fresh copy of the seeded file, on PostgreSQL the seeded rows. */
+const storeEnvOf = (round: number, side: 'A' | 'B') => {
+  if (onPostgres) return storeEnv;
+  const file = join(dir, `run-${round}-${side}.sqlite`);
+  copyFileSync(storeFile, file);
+  return { CHATBRIDGE_SQLITE_PATH: file };
+};
 try {
   const seedFile = join(dir, 'seed.json');
-  const storeFile = join(dir, 'seeded.sqlite');
-  const storeEnv = onPostgres ? { CHATBRIDGE_STORE: 'postgres' } : { CHATBRIDGE_SQLITE_PATH: storeFile };
   const seeded = await runNode(
     'seeder',
     ['bench/seed.ts', '--count', '1000', '--sample', '1000', '--prefix', prefix, '--out', seedFile],
@@ -83,10 +91,8 @@ try {
   const figures: Record<string, Record<'A' | 'B', [number, number, number][]>> = {};
   for (let round = 0; round < rounds; round++) {
     for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
-      const file = join(dir, `run-${round}-${side}.sqlite`);
-      if (!onPostgres) copyFileSync(storeFile, file);
       const port = await freePort();
-      const env = { ...process.env, ...PRODUCTION_SERVER_ENV, PORT: String(port), ...storeEnv, CHATBRIDGE_SQLITE_PATH: file, ...extraEnv[side] };
+      const env = { ...process.env, ...PRODUCTION_SERVER_ENV, PORT: String(port), ...storeEnvOf(round, side), ...extraEnv[side] };
       const server = spawnTracked(`server ${side}`, [...startFlags[side], SERVER_MAIN], env, checkouts[side]);
       pin(server.pid, 1);
       try {
@@ -116,6 +122,6 @@ try {
     console.log(`${scenario.padEnd(6)} CPU/req ${median(cpu).toFixed(3)} [${list(cpu)}]   req/s ${median(rps).toFixed(3)} [${list(rps)}]   p99 ${median(p99).toFixed(3)} [${list(p99)}]`);
   }
 } finally {
-  if (onPostgres) await runNode('cleanup', ['bench/seed.ts', '--delete-prefix', prefix], { ...process.env, CHATBRIDGE_STORE: 'postgres' }, checkouts.B, 120_000);
+  if (onPostgres) await deleteSeededRows(prefix, { ...process.env, ...storeEnv }, checkouts.B);
   removeTempDir(dir);
 }

@@ -62,6 +62,7 @@ import {
 } from './lib/procs.ts';
 import { UPDATED_CONTENT, updateQuery } from './lib/record.ts';
 import { PRODUCTION_SERVER_ENV, SERVER_MAIN, median, startFlagsOf } from './lib/server.ts';
+import { deleteSeededRows } from './lib/seededRows.ts';
 import { barChart } from './lib/svg.ts';
 import { formatSummary, summarizeProfile } from './profile-summary.ts';
 import type { SeedOutput } from './seed.ts';
@@ -611,10 +612,7 @@ async function preparePostgres(defs: ScenarioDef[], recordFile: string, dir: str
   }
   // A shared database: this run's endpoints carry a unique prefix and are deleted afterwards.
   const prefix = `bench-${runId}-`;
-  const removeRows = async () => {
-    const r = await runNode('seeder (cleanup)', ['bench/seed.ts', '--delete-prefix', prefix], childEnv(storeEnv), ROOT, 5 * 60_000, true);
-    if (r.code !== 0) console.error(`  could not delete the PostgreSQL rows with prefix ${prefix}:\n${r.output}`);
-  };
+  const removeRows = () => deleteSeededRows(prefix, childEnv(storeEnv), ROOT);
   const unregister = onInterrupt(removeRows);
   const cleanup = async () => {
     unregister();
