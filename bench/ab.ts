@@ -23,7 +23,7 @@ import { runLoad } from './lib/load.ts';
 import { cpuSecondsOf, freePort, makeTempDir, removeTempDir, runNode, spawnTracked, stopChild, waitUntilServing } from './lib/procs.ts';
 import { updateQuery } from './lib/record.ts';
 import { deleteSeededRows } from './lib/seededRows.ts';
-import { PRODUCTION_SERVER_ENV, SERVER_MAIN, median, startFlagsOf } from './lib/server.ts';
+import { PRODUCTION_SERVER_ENV, buildServer, median, serverCommandOf } from './lib/server.ts';
 import type { SeedOutput } from './seed.ts';
 
 const { values: opts } = parseArgs({
@@ -51,7 +51,7 @@ const checkouts = { A: resolve(opts.a), B: resolve(opts.b!) };
 const settingsOf = (list: string) => Object.fromEntries(list.split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const extraEnv = { A: settingsOf(opts['a-env']!), B: settingsOf(opts['b-env']!) };
 /** Each side runs as its own checkout's `pnpm start` would. */
-const startFlags = { A: startFlagsOf(checkouts.A), B: startFlagsOf(checkouts.B) };
+const commands = { A: serverCommandOf(checkouts.A), B: serverCommandOf(checkouts.B) };
 const rounds = Number(opts.rounds);
 const seconds = Number(opts.seconds);
 const scenarios = opts.scenarios!.split(',') as ('get' | 'update')[];
@@ -72,6 +72,7 @@ const storeEnvOf = (round: number, side: 'A' | 'B') => {
   return { CHATBRIDGE_SQLITE_PATH: file };
 };
 try {
+  for (const side of ['A', 'B'] as const) buildServer(checkouts[side]);
   const seedFile = join(dir, 'seed.json');
   const seeded = await runNode(
     'seeder',
@@ -93,7 +94,7 @@ try {
     for (const side of round % 2 === 0 ? (['A', 'B'] as const) : (['B', 'A'] as const)) {
       const port = await freePort();
       const env = { ...process.env, ...PRODUCTION_SERVER_ENV, PORT: String(port), ...storeEnvOf(round, side), ...extraEnv[side] };
-      const server = spawnTracked(`server ${side}`, [...startFlags[side], SERVER_MAIN], env, checkouts[side]);
+      const server = spawnTracked(`server ${side}`, [...commands[side].flags, commands[side].main], env, checkouts[side]);
       pin(server.pid, 1);
       try {
         await waitUntilServing(`http://127.0.0.1:${port}/-/live`, server, 30_000);

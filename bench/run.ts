@@ -61,7 +61,7 @@ import {
   waitUntilServing,
 } from './lib/procs.ts';
 import { UPDATED_CONTENT, updateQuery } from './lib/record.ts';
-import { PRODUCTION_SERVER_ENV, SERVER_MAIN, median, startFlagsOf } from './lib/server.ts';
+import { PRODUCTION_SERVER_ENV, buildServer, median, serverCommandOf } from './lib/server.ts';
 import { deleteSeededRows } from './lib/seededRows.ts';
 import { barChart } from './lib/svg.ts';
 import { formatSummary, summarizeProfile } from './profile-summary.ts';
@@ -70,8 +70,9 @@ import type { SeedOutput } from './seed.ts';
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RESULTS = join(ROOT, 'bench/results');
 const PROFILES = join(RESULTS, 'profiles');
-/** The V8 flags `pnpm start` runs the server with (root package.json), so the bench measures the same process. */
-const START_FLAGS = startFlagsOf(ROOT);
+/** The server as `pnpm start` runs it (root package.json): its V8 flags and compiled entry point. */
+const SERVER = serverCommandOf(ROOT);
+const START_FLAGS = SERVER.flags;
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -259,7 +260,7 @@ async function startTarget(def: ScenarioDef, data: Dataset, recordFile: string, 
         )
       : spawnTracked(
           'chatbridge server',
-          [...START_FLAGS, ...nodeFlags, SERVER_MAIN],
+          [...START_FLAGS, ...nodeFlags, SERVER.main],
           childEnv({ ...settings.serverEnv, PORT: String(port), ...data.storeEnv }),
           ROOT,
         );
@@ -733,7 +734,9 @@ async function main(): Promise<number> {
   let baseline: Baseline | undefined;
   let pg: Postgres | undefined;
   try {
-    // Stores first, so that the measured scenarios run back to back.
+    // The server as `pnpm start` runs it: compiled. Then the stores, so that the measured scenarios
+    // run back to back.
+    buildServer(ROOT);
     log('Seeding...');
     const smallEnv = { CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: join(dir, 'small.sqlite') };
     const small = await seed('small', smallEnv, settings.smallEndpoints, settings.smallEndpoints, 'bench-', dir);

@@ -1,4 +1,5 @@
-// Real server processes for fault tests: start main.ts, read its URL from the start-up log, kill it.
+// Real server processes for fault tests: start main.ts (or a compiled main.js), read its URL from the
+// start-up log, kill it.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 
@@ -12,8 +13,8 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [MAIN], {
+export async function startServerProcess(env: Record<string, string>, main = MAIN, nodeFlags: string[] = []): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...nodeFlags, main], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
