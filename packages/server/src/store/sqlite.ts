@@ -167,9 +167,12 @@ export class SqliteEndpointStore implements EndpointStore {
     this.migrate();
     this.stmts = {
       get: q('SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = ?'),
+      // Compare-and-set on the version read in the same transaction. No RETURNING: the new version is
+      // known (RETURNING's result set: 2-3 us per update with the statements alone, within the noise
+      // of a whole request).
       write: q(
-        `UPDATE endpoints SET record = ?, message_seq = ?, pending_since = ?, event_ids = ?, version = version + 1,
-           updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ? RETURNING version`,
+        `UPDATE endpoints SET record = ?1, message_seq = ?2, pending_since = ?3, event_ids = ?4, version = ?6 + 1,
+           updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?5 AND version = ?6`,
       ),
       create: q('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
       setToken: q('UPDATE endpoints SET token_hash = ? WHERE id = ? RETURNING version'),
@@ -284,11 +287,13 @@ export class SqliteEndpointStore implements EndpointStore {
     const { record, state, deliveries = [] } = write;
     const json = write.recordJson ?? JSON.stringify(record);
     this.cache.evict(id); // until the commit: reads later in this transaction see the new row
-    const eventIds = this.logEvent(id, current.version + 1, json);
-    const written = this.stmts.write.get(json, state.seq, state.pendingSince, eventIds, id) as { version: number } | undefined;
+    const version = current.version + 1;
+    const eventIds = this.logEvent(id, version, json);
     // `current` was read in this transaction, so the row is there at that version; the savepoint
     // undoes the logged event if not.
-    if (written?.version !== current.version + 1) throw new Error(`endpoint ${id} changed under its write`);
+    if (this.stmts.write.run(json, state.seq, state.pendingSince, eventIds, id, current.version).changes !== 1) {
+      throw new Error(`endpoint ${id} changed under its write`);
+    }
     const pendingSeq = state.pendingSince === null ? null : state.seq;
     this.stmts.dropStale.run(id, pendingSeq, pendingSeq);
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
@@ -297,7 +302,7 @@ export class SqliteEndpointStore implements EndpointStore {
       record: json,
       message_seq: state.seq,
       pending_since: state.pendingSince,
-      version: written.version,
+      version,
     });
     return { result, row };
   }
