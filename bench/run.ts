@@ -703,7 +703,7 @@ function codeFingerprint(): string {
   const hash = createHash('sha256');
   const walk = (dir: string) => {
     for (const name of readdirSync(dir).sort()) {
-      if (name === 'node_modules' || name === 'dist' || name === 'test') continue;
+      if (name === 'node_modules' || name === 'dist' || name === 'test' || name.startsWith('.')) continue;
       const path = join(dir, name);
       const st = statSync(path);
       if (st.isDirectory()) walk(path);
