@@ -7,18 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createChatbridgeClient } from '@chatbridge/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverCommandOf } from '../../../bench/lib/server.ts';
 import { type ServerProcess, startServerProcess } from './processes.ts';
 import { createScratchDatabase, type ScratchDatabase } from './store/pgScratch.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const ADMIN_TOKEN = 'build-test-admin-token-0123456789';
-
-/** The start script's last command, `node <flags> <main>`. */
-function startCommand(): { flags: string[]; main: string } {
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const [, ...rest] = start.split('&&').pop()!.trim().split(/\s+/);
-  return { flags: rest.slice(0, -1), main: rest.at(-1)! };
-}
 
 /** Creates, reads and updates an endpoint through the admin API and the bots' API. */
 async function roundTrip(server: ServerProcess): Promise<void> {
@@ -48,7 +42,7 @@ describe('the compiled server (what pnpm start runs)', () => {
   }, 30_000);
 
   const start = async (env: Record<string, string>) => {
-    const { flags } = startCommand();
+    const { flags } = serverCommandOf(ROOT);
     const server = await startServerProcess({ CHATBRIDGE_ADMIN_TOKEN: ADMIN_TOKEN, ...env }, join(out, 'main.js'), flags);
     started.push(server);
     return server;
@@ -57,7 +51,7 @@ describe('the compiled server (what pnpm start runs)', () => {
   it('when pnpm start runs, then it builds first and starts the compiled main.js, not the sources', () => {
     const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
     expect(start.startsWith('node scripts/build-server.ts && ')).toBe(true);
-    expect(startCommand().main).toBe('packages/server/dist/main.js');
+    expect(serverCommandOf(ROOT).main).toBe('packages/server/dist/main.js');
     expect(existsSync(join(out, 'main.js'))).toBe(true);
     expect(existsSync(join(out, 'main.ts'))).toBe(false);
   });

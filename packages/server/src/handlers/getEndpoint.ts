@@ -5,10 +5,15 @@ import { unauthorized } from '../http/problem.ts';
 import { presentedTokenDigest } from '../http/presentedToken.ts';
 import { digestsMatch } from '../tokens.ts';
 
-export const getEndpoint =
-  ({ store, validateResponses }: AppDeps): Handler =>
-  async (req, res) => {
+export const getEndpoint = ({ store, validateResponses }: AppDeps): Handler => {
+  // On SQLite a GET is answered in the callback that read its request, so the responses of a turn
+  // would go out one by one between the others' work: they end together (http/endAtTurnEnd.ts). On
+  // PostgreSQL the turn's batched read answers them all in one callback, already back to back, and
+  // deferring them cost 6% (paired).
+  const end = store.kind === 'postgres' ? 'now' : 'at turn end';
+  return async (req, res) => {
     const found = await readEndpoint(req, store);
     if (!found || !digestsMatch(found.tokenHash, presentedTokenDigest(req))) throw unauthorized();
-    replyJsonText(res, 'getEndpoint', 200, found.recordJson, () => found.record, validateResponses);
+    replyJsonText(res, 'getEndpoint', 200, found.recordJson, () => found.record, validateResponses, end);
   };
+};

@@ -2,6 +2,7 @@
 // interface, so a missing or misnamed handler does not compile.
 import type { Request, Response } from 'express';
 import type { operations } from '@chatbridge/api';
+import { endAtTurnEnd } from './endAtTurnEnd.ts';
 
 export type OperationId = keyof operations;
 export type Handler = (req: Request, res: Response) => Promise<void> | void;
@@ -23,7 +24,8 @@ export function reply<Op extends OperationId, S extends keyof Responses<Op> & nu
 /**
  * Sends a success body that is already JSON text (a record as committed), without parsing and
  * re-serialising it. When responses are validated against the spec, the parsed body goes through
- * res.json instead, where the validator sees it.
+ * res.json instead, where the validator sees it. `end`: at once, or with the other responses of this
+ * event-loop turn (see endAtTurnEnd.ts).
  */
 export function replyJsonText<Op extends OperationId, S extends keyof Responses<Op> & number>(
   res: Response,
@@ -32,6 +34,7 @@ export function replyJsonText<Op extends OperationId, S extends keyof Responses<
   json: string,
   parsed: () => JsonBody<Responses<Op>[S]>,
   validateResponses: boolean,
+  end: 'now' | 'at turn end' = 'now',
 ): void {
   if (validateResponses) return reply(res, op, status, parsed());
   // Straight to node:http: Express's send() would re-parse the content type and copy the text into
@@ -39,7 +42,8 @@ export function replyJsonText<Op extends OperationId, S extends keyof Responses<
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(json));
-  res.end(json);
+  if (end === 'now') res.end(json);
+  else endAtTurnEnd(res, json);
 }
 
 interface OpenApiMeta {

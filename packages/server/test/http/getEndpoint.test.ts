@@ -4,6 +4,15 @@ import { failure, raw, useServer } from './harness.ts';
 const h = useServer();
 
 describe('getEndpoint', () => {
+  it('when 300 reads of 30 endpoints arrive at once, then each answer is its own endpoint\'s record', async () => {
+    // The responses of one turn are ended together (http/endAtTurnEnd.ts): none may go to another request.
+    const endpoints = await Promise.all(Array.from({ length: 30 }, () => h.endpoint('many')));
+    await Promise.all(endpoints.map(({ id, token }, i) => h.client.updateEndpoint(id, token, { message_content: `content of ${i}` })));
+    const reads = Array.from({ length: 300 }, (_, n) => n % 30);
+    const answers = await Promise.all(reads.map((i) => h.client.getEndpoint(endpoints[i]!.id, endpoints[i]!.token)));
+    answers.forEach((record, n) => expect(record.meta.message.content).toBe(`content of ${reads[n]}`));
+  });
+
   it('when the token is right, then the full initial record is returned with the seed key spellings', async () => {
     const { id, token } = await h.endpoint();
     const record = await h.client.getEndpoint(id, token);
