@@ -5,10 +5,11 @@
 // Written back to back, the client is woken once per turn. Paired rounds of getEndpoint on SQLite:
 // CPU per request 0.60, req/s 1.67, p99 0.67 (BENCHMARKS.md, eighth pass).
 //
-// Only for responses made while the loop handles I/O (a GET answered from the row cache or from a
-// query's result): setImmediate runs them later in the same turn. An update's response is made after
-// its group commit, which already runs in setImmediate and ends all of its batch's responses back to
-// back; deferring those would hold them a whole turn more (measured: update p99 1.26).
+// Only for responses made while the loop handles I/O (a GET answered from SQLite's row cache):
+// setImmediate runs them later in the same turn. On PostgreSQL a turn's GETs are answered together by
+// the batched read's callback, already back to back (deferring them cost 6%). An update's response
+// is made after its group commit, which already runs in setImmediate and ends all of its batch's
+// responses back to back; deferring those would hold them a whole turn more (update p99 1.26).
 import type { ServerResponse } from 'node:http';
 
 const waiting: { res: ServerResponse; body: string }[] = [];
