@@ -72,7 +72,6 @@ const RESULTS = join(ROOT, 'bench/results');
 const PROFILES = join(RESULTS, 'profiles');
 /** The server as `pnpm start` runs it (root package.json): its V8 flags and compiled entry point. */
 const SERVER = serverCommandOf(ROOT);
-const START_FLAGS = SERVER.flags;
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -254,13 +253,13 @@ async function startTarget(def: ScenarioDef, data: Dataset, recordFile: string, 
     def.target === 'baseline' || def.target === 'floor'
       ? spawnTracked(
           `${def.target} server`,
-          [...(def.target === 'floor' ? START_FLAGS : []), ...nodeFlags, `bench/${def.target}-server.ts`, recordFile],
+          [...(def.target === 'floor' ? SERVER.flags : []), ...nodeFlags, `bench/${def.target}-server.ts`, recordFile],
           childEnv({ PORT: String(port), HOST: '127.0.0.1' }),
           ROOT,
         )
       : spawnTracked(
           'chatbridge server',
-          [...START_FLAGS, ...nodeFlags, SERVER.main],
+          [...SERVER.flags, ...nodeFlags, SERVER.main],
           childEnv({ ...settings.serverEnv, PORT: String(port), ...data.storeEnv }),
           ROOT,
         );

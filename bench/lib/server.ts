@@ -7,6 +7,11 @@ import { join } from 'node:path';
 /** Production settings; request validation against the spec stays on. */
 export const PRODUCTION_SERVER_ENV = { NODE_ENV: 'production', CHATBRIDGE_VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'warn', HOST: '127.0.0.1' };
 
+/** A checkout's root package.json scripts. */
+export function scriptsOf(checkout: string): Record<string, string> {
+  return (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+}
+
 /** How a checkout's `pnpm start` runs the server: its node flags and the script (relative to the checkout). */
 export interface ServerCommand {
   flags: string[];
@@ -19,7 +24,7 @@ export interface ServerCommand {
  * TypeScript sources with no build step; this reads either.
  */
 export function serverCommandOf(checkout: string): ServerCommand {
-  const start = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const start = scriptsOf(checkout).start ?? '';
   const words = start.split('&&').pop()!.trim().split(/\s+/);
   const at = words.findIndex((w) => /main\.[jt]s$/.test(w));
   if (words[0] !== 'node' || at === -1) throw new Error(`${checkout}: cannot read the server command from its start script: ${start}`);
@@ -28,8 +33,7 @@ export function serverCommandOf(checkout: string): ServerCommand {
 
 /** Runs a checkout's `pnpm build` (the compiled server `pnpm start` runs), if it has one. */
 export function buildServer(checkout: string): void {
-  const scripts = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  if (scripts.build) execFileSync('pnpm', ['-s', 'build'], { cwd: checkout, stdio: 'inherit' });
+  if (scriptsOf(checkout).build) execFileSync('pnpm', ['-s', 'build'], { cwd: checkout, stdio: 'inherit' });
 }
 
 /** The median; the mean of the middle two for an even count. */

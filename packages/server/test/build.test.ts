@@ -2,12 +2,12 @@
 // operators run is that build, so here it is built and started as `pnpm start` starts it (its node
 // flags), on each store: it must serve, and on PostgreSQL find the migrations it reads at run time.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createChatbridgeClient } from '@chatbridge/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverCommandOf } from '../../../bench/lib/server.ts';
+import { scriptsOf, serverCommandOf } from '../../../bench/lib/server.ts';
 import { type ServerProcess, startServerProcess } from './processes.ts';
 import { createScratchDatabase, type ScratchDatabase } from './store/pgScratch.ts';
 
@@ -49,8 +49,7 @@ describe('the compiled server (what pnpm start runs)', () => {
   };
 
   it('when pnpm start runs, then it builds first and starts the compiled main.js, not the sources', () => {
-    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    expect(start.startsWith('node scripts/build-server.ts && ')).toBe(true);
+    expect(scriptsOf(ROOT).start?.startsWith('node scripts/build-server.ts && ')).toBe(true);
     expect(serverCommandOf(ROOT).main).toBe('packages/server/dist/main.js');
     expect(existsSync(join(out, 'main.js'))).toBe(true);
     expect(existsSync(join(out, 'main.ts'))).toBe(false);

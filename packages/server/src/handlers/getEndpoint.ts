@@ -1,6 +1,6 @@
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, replyJsonText } from '../http/operations.ts';
-import { readEndpoint } from '../http/readAhead.ts';
+import { readEndpoint, readsCrossNetwork } from '../http/readAhead.ts';
 import { unauthorized } from '../http/problem.ts';
 import { presentedTokenDigest } from '../http/presentedToken.ts';
 import { digestsMatch } from '../tokens.ts';
@@ -10,7 +10,7 @@ export const getEndpoint = ({ store, validateResponses }: AppDeps): Handler => {
   // would go out one by one between the others' work: they end together (http/endAtTurnEnd.ts). On
   // PostgreSQL the turn's batched read answers them all in one callback, already back to back, and
   // deferring them cost 6% (paired).
-  const end = store.kind === 'postgres' ? 'now' : 'at turn end';
+  const end = readsCrossNetwork(store) ? 'now' : 'at turn end';
   return async (req, res) => {
     const found = await readEndpoint(req, store);
     if (!found || !digestsMatch(found.tokenHash, presentedTokenDigest(req))) throw unauthorized();

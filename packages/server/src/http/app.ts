@@ -13,7 +13,7 @@ import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { inOneLayer } from './pipeline.ts';
-import { readAhead } from './readAhead.ts';
+import { readAhead, readsCrossNetwork } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
 import { parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
@@ -99,7 +99,7 @@ export function createApp(deps: AppDeps): Express {
         validateSecurity: true,
         fileUploader: false, // no operation takes multipart bodies: no multipart step on every request
       }),
-      ...(deps.store.kind === 'postgres' ? [readAhead(deps.store)] : []), // overlaps the rate limit's round trip
+      ...(readsCrossNetwork(deps.store) ? [readAhead(deps.store)] : []), // overlaps the rate limit's round trip
       deps.rateLimits.middleware,
       dispatch(buildHandlers(deps), deps.adminTokenHash),
     ]),

@@ -10,6 +10,12 @@ import { openapiOf, pathParam } from './operations.ts';
 
 const started = new WeakMap<Request, Promise<StoredEndpoint | undefined>>();
 
+/**
+ * Whether the store's reads cross the network (PostgreSQL: answered later, a turn's reads in one
+ * query) rather than come from memory in the caller's own turn (SQLite's row cache).
+ */
+export const readsCrossNetwork = (store: EndpointStore): boolean => store.kind === 'postgres';
+
 export function readAhead(store: EndpointStore): RequestHandler {
   return (req, _res, next) => {
     if (openapiOf(req).schema?.operationId === 'getEndpoint') {
