@@ -1,0 +1,101 @@
+// The SQLite store alone, without HTTP: CPU and wall time per update through SqliteEndpointStore, in
+// batches as the server's group commit makes them. The server's own figures move by 15-25% from run
+// to run on a shared VM; this one is steadier, so it tells whether a change to the store's write
+// path pays before a paired `pnpm bench:ab` says whether it shows through a whole request.
+//
+//   pnpm exec node bench/store.ts [--checkout DIR] [--endpoints 1000] [--batch 25] [--batches 200] [--rounds 15]
+//
+// Each round times `batches` batches of `batch` concurrent updates rotating over the endpoints, each
+// update the benchmark's (three scalar overwrites through the server's own applyUpdate, a committed
+// write). The same again with decisions that write nothing gives what is not SQLite's write: the
+// decision, the batch's transaction and the promises. Prints the minimum, first quartile and median
+// over the rounds (the minimum is the least disturbed by the rest of the machine).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({
+  options: {
+    checkout: { type: 'string', default: resolve(fileURLToPath(import.meta.url), '../..') },
+    endpoints: { type: 'string', default: '1000' },
+    batch: { type: 'string', default: '25' },
+    batches: { type: 'string', default: '200' },
+    rounds: { type: 'string', default: '15' },
+  },
+});
+const [endpoints, batchSize, batches, rounds] = [values.endpoints, values.batch, values.batches, values.rounds].map(Number) as [
+  number,
+  number,
+  number,
+  number,
+];
+const checkout = resolve(values.checkout);
+
+// Another checkout's store, so two versions can be compared on the same machine in one session.
+const { SqliteEndpointStore } = (await import(join(checkout, 'packages/server/src/store/sqlite.ts'))) as typeof import('../packages/server/src/store/sqlite.ts');
+const { applyUpdate } = (await import(join(checkout, 'packages/server/src/domain/update.ts'))) as typeof import('../packages/server/src/domain/update.ts');
+const { benchRecord } = await import('./lib/record.ts');
+
+type Store = InstanceType<typeof SqliteEndpointStore>;
+
+async function timeRounds(store: Store, write: boolean): Promise<{ cpu: number[]; wall: number[] }> {
+  let n = 0;
+  const runBatches = async (count: number) => {
+    for (let b = 0; b < count; b++) {
+      const updates: Promise<unknown>[] = [];
+      for (let k = 0; k < batchSize; k++, n++) {
+        const params = { message_content: `bench update ${n}`, message_author_name: `author ${n}`, log_chat_b: `log-${n}` };
+        updates.push(
+          store.update(`ep-${n % endpoints}`, (current) => {
+            const outcome = applyUpdate(current!.recordJson, params, { allowHttpWebhooks: false });
+            if (!outcome.ok) throw new Error(`the bench update was refused: ${JSON.stringify(outcome.issues)}`);
+            const decision = { record: outcome.record, recordJson: outcome.json, state: current!.state };
+            return write ? { write: decision, result: undefined } : { result: undefined };
+          }),
+        );
+      }
+      await Promise.all(updates);
+    }
+  };
+  await runBatches(batches); // warm-up
+  const cpu: number[] = [];
+  const wall: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const cpu0 = process.cpuUsage();
+    const wall0 = performance.now();
+    await runBatches(batches);
+    const used = process.cpuUsage(cpu0);
+    const perUpdate = batches * batchSize;
+    cpu.push((used.user + used.system) / perUpdate);
+    wall.push(((performance.now() - wall0) * 1000) / perUpdate);
+  }
+  return { cpu, wall };
+}
+
+const summary = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!.toFixed(1);
+  return `min ${at(0)}, q1 ${at(0.25)}, median ${at(0.5)}`;
+};
+
+const dir = mkdtempSync(join(tmpdir(), 'chatbridge-store-bench-'));
+try {
+  const store = new SqliteEndpointStore(join(dir, 'store.sqlite'));
+  const record = benchRecord();
+  for (let i = 0; i < endpoints; i++) await store.create(`ep-${i}`, new Uint8Array(32), record);
+  console.log(`${checkout}: ${endpoints} endpoints, batches of ${batchSize}, ${rounds} rounds of ${batches} batches; µs per update`);
+  for (const write of [true, false]) {
+    const before = (await store.get('ep-0'))!.version;
+    const { cpu, wall } = await timeRounds(store, write);
+    console.log(`  ${write ? 'committed writes      ' : 'decisions, no writes  '} CPU ${summary(cpu)} | wall ${summary(wall)}`);
+    // Each endpoint got (rounds + 1) * batches * batch / endpoints updates: did they commit, or not?
+    const after = (await store.get('ep-0'))!.version;
+    if (write ? after <= before : after !== before) throw new Error(`ep-0 went from version ${before} to ${after}`);
+  }
+  console.log(`  verified: the writes committed (ep-0 at version ${(await store.get('ep-0'))!.version}), the decisions without writes changed nothing`);
+  await store.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
