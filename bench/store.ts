@@ -1,7 +1,8 @@
 // The SQLite store alone, without HTTP: CPU and wall time per update through SqliteEndpointStore, in
-// batches as the server's group commit makes them. The server's own figures move by 15-25% from run
-// to run on a shared VM; this one is steadier, so it tells whether a change to the store's write
-// path pays before a paired `pnpm bench:ab` says whether it shows through a whole request.
+// batches as the server's group commit makes them: what an update's SQLite work costs apart from the
+// request around it, and whether a change to the store's write path pays before a paired
+// `pnpm bench:ab` says whether it shows through a whole request. One process instead of three (no
+// HTTP, no autocannon), but the machine still moves it: compare minimums, and versions in alternation.
 //
 //   pnpm exec node bench/store.ts [--checkout DIR] [--endpoints 1000] [--batch 25] [--batches 200] [--rounds 15]
 //
