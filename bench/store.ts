@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { median } from './lib/server.ts';
 
 const { values } = parseArgs({
   options: {
@@ -75,10 +76,10 @@ async function timeRounds(store: Store, write: boolean): Promise<{ cpu: number[]
   return { cpu, wall };
 }
 
+/** The minimum, the first quartile (the round a quarter of the way up) and the bench's median. */
 const summary = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!.toFixed(1);
-  return `min ${at(0)}, q1 ${at(0.25)}, median ${at(0.5)}`;
+  const q1 = [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 4)]!;
+  return `min ${Math.min(...xs).toFixed(1)}, q1 ${q1.toFixed(1)}, median ${median(xs).toFixed(1)}`;
 };
 
 const dir = mkdtempSync(join(tmpdir(), 'chatbridge-store-bench-'));
