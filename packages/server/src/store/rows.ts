@@ -29,18 +29,20 @@ export interface OutboxRow {
  * rather than an object literal with a getter (cheaper to build), and the SQLite row cache keeps
  * them, so a cached read allocates nothing. Shared by every reader of a cached row: read-only.
  */
-class StoredRow implements StoredEndpoint {
+export class StoredRow implements StoredEndpoint {
   readonly tokenHash: Uint8Array;
   readonly recordJson: string;
   readonly state: MessageState;
   readonly version: number;
-  private parsed: EndpointRecord | undefined = undefined;
+  private parsed: EndpointRecord | undefined;
 
-  constructor(row: EndpointRow) {
+  /** @param parsed the record of `row.record`, when the caller has it (a write it has just committed). */
+  constructor(row: EndpointRow, parsed?: EndpointRecord) {
     this.tokenHash = row.token_hash;
     this.recordJson = row.record;
     this.state = { seq: row.message_seq, pendingSince: row.pending_since };
     this.version = row.version;
+    this.parsed = parsed;
   }
 
   get record(): EndpointRecord {

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { RowCache } from './rowCache.ts';
-import { type EndpointRow, type OutboxRow, toDelivery, toStored } from './rows.ts';
+import { type EndpointRow, type OutboxRow, StoredRow, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord } from '../domain/record.ts';
 import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
 import {
@@ -100,6 +100,20 @@ const PRUNE_BATCH = 1_000;
 interface Written<T> {
   result: T;
   row?: StoredEndpoint;
+}
+
+/**
+ * A row as this process has just committed it, parsed record included, with the list of its logged
+ * events' IDs: the endpoint's next update extends that list instead of reading it back from the row
+ * and parsing it (a statement and a parse of up to 100 numbers per update).
+ */
+class CommittedRow extends StoredRow {
+  readonly eventIds: readonly number[];
+
+  constructor(row: EndpointRow, record: EndpointRecord, eventIds: readonly number[]) {
+    super(row, record);
+    this.eventIds = eventIds;
+  }
 }
 
 interface QueuedUpdate {
@@ -258,14 +272,19 @@ export class SqliteEndpointStore implements EndpointStore {
   /**
    * Appends the event of `version` to the log and drops the endpoint's events beyond the window;
    * returns the endpoint's new list of event IDs, for the row's write in the same transaction.
+   * `current` is the row being written: a row this process committed knows its list.
    */
-  private logEvent(id: string, version: number, json: string): string {
-    const listed = this.stmts.eventIds.get(id) as { event_ids: string } | undefined;
-    const ids = listed ? (JSON.parse(listed.event_ids) as number[]) : [];
-    ids.push(Number(this.stmts.logEvent.run(id, version, json, this.clock()).lastInsertRowid));
+  private logEvent(id: string, current: StoredEndpoint, json: string): number[] {
+    const ids = current instanceof CommittedRow ? [...current.eventIds] : this.listedEventIds(id);
+    ids.push(Number(this.stmts.logEvent.run(id, current.version + 1, json, this.clock()).lastInsertRowid));
     const beyond = ids.length - this.window.maxEvents;
     if (beyond > 0) for (const dropped of ids.splice(0, beyond)) this.stmts.dropEvent.run(dropped, id);
-    return JSON.stringify(ids);
+    return ids;
+  }
+
+  private listedEventIds(id: string): number[] {
+    const listed = this.stmts.eventIds.get(id) as { event_ids: string } | undefined;
+    return listed ? (JSON.parse(listed.event_ids) as number[]) : [];
   }
 
   private read(id: string): StoredEndpoint | undefined {
@@ -288,22 +307,20 @@ export class SqliteEndpointStore implements EndpointStore {
     const json = write.recordJson ?? JSON.stringify(record);
     this.cache.evict(id); // until the commit: reads later in this transaction see the new row
     const version = current.version + 1;
-    const eventIds = this.logEvent(id, version, json);
+    const eventIds = this.logEvent(id, current, json);
     // `current` was read in this transaction, so the row is there at that version; the savepoint
     // undoes the logged event if not.
-    if (this.stmts.write.run(json, state.seq, state.pendingSince, eventIds, id, current.version).changes !== 1) {
+    if (this.stmts.write.run(json, state.seq, state.pendingSince, JSON.stringify(eventIds), id, current.version).changes !== 1) {
       throw new Error(`endpoint ${id} changed under its write`);
     }
     const pendingSeq = state.pendingSince === null ? null : state.seq;
     this.stmts.dropStale.run(id, pendingSeq, pendingSeq);
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
-    const row = toStored({
-      token_hash: current.tokenHash,
-      record: json,
-      message_seq: state.seq,
-      pending_since: state.pendingSince,
-      version,
-    });
+    const row = new CommittedRow(
+      { token_hash: current.tokenHash, record: json, message_seq: state.seq, pending_since: state.pendingSince, version },
+      record,
+      eventIds,
+    );
     return { result, row };
   }
 

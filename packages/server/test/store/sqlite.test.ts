@@ -99,6 +99,8 @@ describe('SqliteEndpointStore', () => {
       return counted.map((r) => [r.endpoint_id, r.n]);
     };
     expect(rows()).toEqual([['ep-1', 3], ['ep-2', 3]]);
+    // The list the row keeps (extended in memory from one update to the next) names the rows left.
+    for (const id of ['ep-1', 'ep-2']) expect((await store.eventsSince(id, 0, 10)).map((e) => e.version)).toEqual([8, 9, 10]);
     await store.delete('ep-1');
     expect(rows()).toEqual([['ep-2', 3]]);
     await store.close();
@@ -160,6 +162,11 @@ describe('SqliteEndpointStore', () => {
     const after = (await fresh.get('ep-1'))!;
     expect(after.version).toBe(180);
     expect(new Set(after.record.config.blacklist).size).toBe(180);
+    // Each store extends the list of logged events it last wrote only while no other has committed:
+    // the window holds the last 100 versions, each with its own record.
+    const events = await fresh.eventsSince('ep-1', 0, 1000);
+    expect(events.map((e) => e.version)).toEqual(Array.from({ length: 100 }, (_, i) => 81 + i));
+    expect(events.map((e) => e.record.config.blacklist.length)).toEqual(events.map((e) => e.version));
     await Promise.all([...stores, fresh].map((store) => store.close()));
   });
 
