@@ -17,7 +17,6 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median } from './lib/server.ts';
-import type { EndpointRecord } from '../packages/server/src/domain/record.ts';
 
 const { values } = parseArgs({
   options: {
@@ -39,10 +38,6 @@ const checkout = resolve(values.checkout);
 // Another checkout's store, so two versions can be compared on the same machine in one session.
 const { SqliteEndpointStore } = (await import(join(checkout, 'packages/server/src/store/sqlite.ts'))) as typeof import('../packages/server/src/store/sqlite.ts');
 const { applyUpdate } = (await import(join(checkout, 'packages/server/src/domain/update.ts'))) as typeof import('../packages/server/src/domain/update.ts');
-// Checkouts from before copyRecord (2026-11-24) took the committed record's text instead.
-const takesText = !('copyRecord' in (await import(join(checkout, 'packages/server/src/domain/record.ts'))));
-const committedRecord = (current: { record: EndpointRecord; recordJson: string }) =>
-  (takesText ? current.recordJson : current) as Parameters<typeof applyUpdate>[0];
 const { benchRecord } = await import('./lib/record.ts');
 
 type Store = InstanceType<typeof SqliteEndpointStore>;
@@ -56,7 +51,7 @@ async function timeRounds(store: Store, write: boolean): Promise<{ cpu: number[]
         const params = { message_content: `bench update ${n}`, message_author_name: `author ${n}`, log_chat_b: `log-${n}` };
         updates.push(
           store.update(`ep-${n % endpoints}`, (current) => {
-            const outcome = applyUpdate(committedRecord(current!), params, { allowHttpWebhooks: false });
+            const outcome = applyUpdate(current!.recordJson, params, { allowHttpWebhooks: false });
             if (!outcome.ok) throw new Error(`the bench update was refused: ${JSON.stringify(outcome.issues)}`);
             const decision = { record: outcome.record, recordJson: outcome.json, state: current!.state };
             return write ? { write: decision, result: undefined } : { result: undefined };

@@ -32,7 +32,7 @@ export const updateEndpoint =
     // Authentication, the update rules, the lifecycle and the outbox all commit in one transaction.
     const result = await store.update<Result>(pathParam(req, 'endpoint'), (current): Decision<Result> => {
       if (!current || !digestsMatch(current.tokenHash, presented)) return { result: { kind: 'unauthorized' } };
-      const outcome = applyUpdate(current, params, { allowHttpWebhooks });
+      const outcome = applyUpdate(current.recordJson, params, { allowHttpWebhooks });
       if (!outcome.ok) return { result: { kind: 'invalid', issues: outcome.issues } };
       if (params.only_check === true || (!outcome.changed && params.trigger === undefined)) {
         return { result: { kind: 'ok', record: outcome.record, json: outcome.json, queued: 0 } };

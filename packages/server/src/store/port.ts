@@ -64,7 +64,6 @@ export interface Delivery extends DeliveryDraft {
 /** What an atomic update decided: the row to commit (if any) and a result for the caller. */
 export interface Decision<T> {
   write?: {
-    /** Never mutated once decided: the SQLite adapter keeps it for later readers of the row. */
     record: EndpointRecord;
     /** JSON.stringify(record), when the caller has it already (the adapter serialises it otherwise). */
     recordJson?: string;

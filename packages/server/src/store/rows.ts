@@ -34,15 +34,13 @@ export class StoredRow implements StoredEndpoint {
   readonly recordJson: string;
   readonly state: MessageState;
   readonly version: number;
-  private parsed: EndpointRecord | undefined;
+  private parsed: EndpointRecord | undefined = undefined;
 
-  /** @param parsed the record of `row.record`, when the caller has it (a write it has just committed). */
-  constructor(row: EndpointRow, parsed?: EndpointRecord) {
+  constructor(row: EndpointRow) {
     this.tokenHash = row.token_hash;
     this.recordJson = row.record;
     this.state = { seq: row.message_seq, pendingSince: row.pending_since };
     this.version = row.version;
-    this.parsed = parsed;
   }
 
   get record(): EndpointRecord {

@@ -103,15 +103,17 @@ interface Written<T> {
 }
 
 /**
- * A row as this process has just committed it, parsed record included, with the list of its logged
- * events' IDs: the endpoint's next update extends that list instead of reading it back from the row
- * and parsing it (a statement and a parse of up to 100 numbers per update).
+ * A row as this process has just committed it, with the list of its logged events' IDs: the
+ * endpoint's next update extends that list instead of reading it back from the row and parsing it (a
+ * statement and a parse of up to 100 numbers per update). Its record is not kept parsed: see
+ * BENCHMARKS.md, tenth pass (rows kept a while go to V8's old generation, and collecting them there
+ * cost more than the parse they saved).
  */
 class CommittedRow extends StoredRow {
   readonly eventIds: readonly number[];
 
-  constructor(row: EndpointRow, record: EndpointRecord, eventIds: readonly number[]) {
-    super(row, record);
+  constructor(row: EndpointRow, eventIds: readonly number[]) {
+    super(row);
     this.eventIds = eventIds;
   }
 }
@@ -318,7 +320,6 @@ export class SqliteEndpointStore implements EndpointStore {
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
     const row = new CommittedRow(
       { token_hash: current.tokenHash, record: json, message_seq: state.seq, pending_since: state.pendingSince, version },
-      record,
       eventIds,
     );
     return { result, row };

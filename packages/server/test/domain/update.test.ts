@@ -3,19 +3,17 @@ import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
 import { applyUpdate, type UpdateParams } from '../../src/domain/update.ts';
 
 const policy = { allowHttpWebhooks: false };
-/** A record as the stores hand it to the rules: with its committed text. */
-const committed = (record: EndpointRecord) => ({ record, recordJson: JSON.stringify(record) });
 const HOOK_A1 = 'https://chat-a.example.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const HOOK_A2 = 'https://chat-a.example.com/api/webhooks/2222/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 
 function apply(params: UpdateParams, record: EndpointRecord = initialRecord()) {
-  const outcome = applyUpdate(committed(record), params, policy);
+  const outcome = applyUpdate(JSON.stringify(record), params, policy);
   if (!outcome.ok) throw new Error(`unexpected issues: ${JSON.stringify(outcome.issues)}`);
   return outcome.record;
 }
 
 function issuesOf(params: UpdateParams, record: EndpointRecord = initialRecord(), p = policy) {
-  const outcome = applyUpdate(committed(record), params, p);
+  const outcome = applyUpdate(JSON.stringify(record), params, p);
   if (outcome.ok) throw new Error('expected the update to be rejected');
   return outcome.issues;
 }
@@ -29,7 +27,7 @@ describe('applyUpdate: lists', () => {
 
   it('when a value already present is sent again, then the list is unchanged and no error', () => {
     const once = apply({ channel_chat_c: 'chan-c1' });
-    const outcome = applyUpdate(committed(once), { channel_chat_c: 'chan-c1' }, policy);
+    const outcome = applyUpdate(JSON.stringify(once), { channel_chat_c: 'chan-c1' }, policy);
     expect(outcome).toMatchObject({ ok: true, changed: false });
     expect(outcome.ok && outcome.record.config.channels.chat_c).toEqual(['chan-c1']);
   });
@@ -89,7 +87,7 @@ describe('applyUpdate: webhooks', () => {
   it('when a webhook is not https, then it is rejected unless the operator allows http', () => {
     const http = 'http://chat-a.example.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaaaaaaaaaa';
     expect(issuesOf({ webhook_chat_a: http })).toEqual([expect.objectContaining({ parameter: 'webhook_chat_a' })]);
-    const ok = applyUpdate(committed(initialRecord()), { webhook_chat_a: http }, { allowHttpWebhooks: true });
+    const ok = applyUpdate(JSON.stringify(initialRecord()), { webhook_chat_a: http }, { allowHttpWebhooks: true });
     expect(ok.ok && ok.record.config.webhooks.chat_a).toEqual([http]);
   });
 
@@ -178,25 +176,25 @@ describe('applyUpdate: sender and trigger', () => {
 
 describe('applyUpdate: all or nothing, only_check', () => {
   it('when one parameter is invalid, then nothing is applied and every problem is named', () => {
-    const outcome = applyUpdate(committed(initialRecord()), { channel_chat_a: 'ok', message_embed: '[]', webhook_chat_d: HOOK_A1 }, policy);
+    const outcome = applyUpdate(JSON.stringify(initialRecord()), { channel_chat_a: 'ok', message_embed: '[]', webhook_chat_d: HOOK_A1 }, policy);
     expect(outcome.ok).toBe(false);
     expect(!outcome.ok && outcome.issues.map((i) => i.parameter).sort()).toEqual(['message_embed', 'webhook_chat_d']);
   });
 
   it('when only_check is true, then nothing changes but parameters are still validated', () => {
     const record = initialRecord();
-    expect(applyUpdate(committed(record), { only_check: true, channel_chat_a: 'x', trigger: true }, policy)).toEqual({
+    expect(applyUpdate(JSON.stringify(record), { only_check: true, channel_chat_a: 'x', trigger: true }, policy)).toEqual({
       ok: true,
       record,
       json: JSON.stringify(record),
       changed: false,
     });
-    expect(applyUpdate(committed(record), { only_check: true, message_embed: 'nope' }, policy).ok).toBe(false);
+    expect(applyUpdate(JSON.stringify(record), { only_check: true, message_embed: 'nope' }, policy).ok).toBe(false);
   });
 
   it('when nothing is sent, then the record is returned unchanged', () => {
     const record = initialRecord();
-    expect(applyUpdate(committed(record), {}, policy)).toEqual({ ok: true, record, json: JSON.stringify(record), changed: false });
+    expect(applyUpdate(JSON.stringify(record), {}, policy)).toEqual({ ok: true, record, json: JSON.stringify(record), changed: false });
   });
 
   it('never mutates its input', () => {
