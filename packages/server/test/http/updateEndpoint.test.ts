@@ -199,6 +199,14 @@ describe('updateEndpoint', () => {
     expect(r.body.config.webhooks.chat_a).toEqual([HOOK(7)]);
   });
 
+  it('when a parameter without allowReserved holds a raw reserved character, then 400 naming it, and nothing is applied', async () => {
+    const { id, token } = await h.endpoint();
+    const r = await raw(`${h.server.url}/update/${id}?token=${token}&message_content=kept:out&sender=chat_a:x`, { method: 'POST' });
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toEqual([expect.objectContaining({ parameter: 'sender', message: expect.stringContaining('url encoded') })]);
+    expect((await h.client.getEndpoint(id, token)).meta.message.content).toBeNull();
+  });
+
   it('when a parameter is repeated, then 400 naming it', async () => {
     const { id, token } = await h.endpoint();
     const r = await raw(`${h.server.url}/update/${id}?token=${token}&channel_chat_c=chan-1&channel_chat_c=chan-2`, { method: 'POST' });
