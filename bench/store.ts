@@ -11,11 +11,10 @@
 // write). The same again with decisions that write nothing gives what is not SQLite's write: the
 // decision, the batch's transaction and the promises. Prints the minimum, first quartile and median
 // over the rounds (the minimum is the least disturbed by the rest of the machine).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { installCleanup, makeTempDir, removeTempDir } from './lib/procs.ts';
 import { median } from './lib/server.ts';
 
 const { values } = parseArgs({
@@ -82,7 +81,8 @@ const summary = (xs: number[]) => {
   return `min ${Math.min(...xs).toFixed(1)}, q1 ${q1.toFixed(1)}, median ${median(xs).toFixed(1)}`;
 };
 
-const dir = mkdtempSync(join(tmpdir(), 'chatbridge-store-bench-'));
+installCleanup();
+const dir = makeTempDir('chatbridge-store-bench-');
 try {
   const store = new SqliteEndpointStore(join(dir, 'store.sqlite'));
   const record = benchRecord();
@@ -99,5 +99,5 @@ try {
   console.log(`  verified: the writes committed (ep-0 at version ${(await store.get('ep-0'))!.version}), the decisions without writes changed nothing`);
   await store.close();
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  removeTempDir(dir);
 }

@@ -274,11 +274,11 @@ export class SqliteEndpointStore implements EndpointStore {
   /**
    * Appends the event of `version` to the log and drops the endpoint's events beyond the window;
    * returns the endpoint's new list of event IDs, for the row's write in the same transaction.
-   * `current` is the row being written: a row this process committed knows its list.
+   * `listed`: the row's list when this process knows it (a row it committed), else it is read.
    */
-  private logEvent(id: string, current: StoredEndpoint, json: string): number[] {
-    const ids = current instanceof CommittedRow ? [...current.eventIds] : this.listedEventIds(id);
-    ids.push(Number(this.stmts.logEvent.run(id, current.version + 1, json, this.clock()).lastInsertRowid));
+  private logEvent(id: string, version: number, json: string, listed: readonly number[] | undefined): number[] {
+    const ids = listed ? [...listed] : this.listedEventIds(id);
+    ids.push(Number(this.stmts.logEvent.run(id, version, json, this.clock()).lastInsertRowid));
     const beyond = ids.length - this.window.maxEvents;
     if (beyond > 0) for (const dropped of ids.splice(0, beyond)) this.stmts.dropEvent.run(dropped, id);
     return ids;
@@ -309,7 +309,7 @@ export class SqliteEndpointStore implements EndpointStore {
     const json = write.recordJson ?? JSON.stringify(record);
     this.cache.evict(id); // until the commit: reads later in this transaction see the new row
     const version = current.version + 1;
-    const eventIds = this.logEvent(id, current, json);
+    const eventIds = this.logEvent(id, version, json, current instanceof CommittedRow ? current.eventIds : undefined);
     // `current` was read in this transaction, so the row is there at that version; the savepoint
     // undoes the logged event if not.
     if (this.stmts.write.run(json, state.seq, state.pendingSince, JSON.stringify(eventIds), id, current.version).changes !== 1) {
