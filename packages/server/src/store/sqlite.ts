@@ -103,18 +103,26 @@ interface Written<T> {
 }
 
 /**
+ * An endpoint's logged event IDs, oldest first, as the JSON array text its row stores, and how many.
+ * An update appends to the text and drops from its front: no array to copy, parse or serialise.
+ */
+interface EventList {
+  text: string;
+  count: number;
+}
+
+/**
  * A row as this process has just committed it, with the list of its logged events' IDs: the
- * endpoint's next update extends that list instead of reading it back from the row and parsing it (a
- * statement and a parse of up to 100 numbers per update). Its record is not kept parsed: see
- * BENCHMARKS.md, tenth pass (rows kept a while go to V8's old generation, and collecting them there
- * cost more than the parse they saved).
+ * endpoint's next update extends that list instead of reading it back from the row (a statement per
+ * update). Its record is not kept parsed: see BENCHMARKS.md, tenth pass (rows kept a while go to V8's
+ * old generation, and collecting them there cost more than the parse they saved).
  */
 class CommittedRow extends StoredRow {
-  readonly eventIds: readonly number[];
+  readonly events: EventList;
 
-  constructor(row: EndpointRow, eventIds: readonly number[]) {
+  constructor(row: EndpointRow, events: EventList) {
     super(row);
-    this.eventIds = eventIds;
+    this.events = events;
   }
 }
 
@@ -273,20 +281,27 @@ export class SqliteEndpointStore implements EndpointStore {
 
   /**
    * Appends the event of `version` to the log and drops the endpoint's events beyond the window;
-   * returns the endpoint's new list of event IDs, for the row's write in the same transaction.
-   * `listed`: the row's list when this process knows it (a row it committed), else it is read.
+   * returns the endpoint's new list, for the row's write in the same transaction. `listed`: the row's
+   * list when this process knows it (a row it committed), else it is read from the row.
    */
-  private logEvent(id: string, version: number, json: string, listed: readonly number[] | undefined): number[] {
-    const ids = listed ? [...listed] : this.listedEventIds(id);
-    ids.push(Number(this.stmts.logEvent.run(id, version, json, this.clock()).lastInsertRowid));
-    const beyond = ids.length - this.window.maxEvents;
-    if (beyond > 0) for (const dropped of ids.splice(0, beyond)) this.stmts.dropEvent.run(dropped, id);
-    return ids;
+  private logEvent(id: string, version: number, json: string, listed: EventList | undefined): EventList {
+    const before = listed ?? this.listedEvents(id);
+    const added = Number(this.stmts.logEvent.run(id, version, json, this.clock()).lastInsertRowid);
+    let text = before.count === 0 ? `[${added}]` : `${before.text.slice(0, -1)},${added}]`;
+    let count = before.count + 1;
+    for (; count > this.window.maxEvents; count--) {
+      const comma = text.indexOf(',');
+      this.stmts.dropEvent.run(Number(text.slice(1, comma)), id);
+      text = `[${text.slice(comma + 1)}`;
+    }
+    return { text, count };
   }
 
-  private listedEventIds(id: string): number[] {
-    const listed = this.stmts.eventIds.get(id) as { event_ids: string } | undefined;
-    return listed ? (JSON.parse(listed.event_ids) as number[]) : [];
+  private listedEvents(id: string): EventList {
+    const text = (this.stmts.eventIds.get(id) as { event_ids: string } | undefined)?.event_ids ?? '[]';
+    let count = text === '[]' ? 0 : 1;
+    for (let at = text.indexOf(','); at !== -1; at = text.indexOf(',', at + 1)) count++;
+    return { text, count };
   }
 
   private read(id: string): StoredEndpoint | undefined {
@@ -309,10 +324,10 @@ export class SqliteEndpointStore implements EndpointStore {
     const json = write.recordJson ?? JSON.stringify(record);
     this.cache.evict(id); // until the commit: reads later in this transaction see the new row
     const version = current.version + 1;
-    const eventIds = this.logEvent(id, version, json, current instanceof CommittedRow ? current.eventIds : undefined);
+    const events = this.logEvent(id, version, json, current instanceof CommittedRow ? current.events : undefined);
     // `current` was read in this transaction, so the row is there at that version; the savepoint
     // undoes the logged event if not.
-    if (this.stmts.write.run(json, state.seq, state.pendingSince, JSON.stringify(eventIds), id, current.version).changes !== 1) {
+    if (this.stmts.write.run(json, state.seq, state.pendingSince, events.text, id, current.version).changes !== 1) {
       throw new Error(`endpoint ${id} changed under its write`);
     }
     const pendingSeq = state.pendingSince === null ? null : state.seq;
@@ -320,7 +335,7 @@ export class SqliteEndpointStore implements EndpointStore {
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
     const row = new CommittedRow(
       { token_hash: current.tokenHash, record: json, message_seq: state.seq, pending_since: state.pendingSince, version },
-      eventIds,
+      events,
     );
     return { result, row };
   }

@@ -106,6 +106,30 @@ describe('SqliteEndpointStore', () => {
     await store.close();
   });
 
+  it('when the file is reopened with a smaller window, then the next update drops every event beyond it', async () => {
+    const file = scratchFile();
+    const write = (store: SqliteEndpointStore) =>
+      store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+    const wide = new SqliteEndpointStore(file, { eventWindow: { maxEvents: 10 } });
+    await wide.create('ep-1', hashToken('t'), initialRecord());
+    for (let i = 0; i < 6; i++) await write(wide);
+    await wide.close();
+    const logged = () => {
+      const db = new DatabaseSync(file, { readOnly: true });
+      const { n } = db.prepare("SELECT count(*) AS n FROM event_log WHERE endpoint_id = 'ep-1'").get() as { n: number };
+      db.close();
+      return n;
+    };
+    const narrow = new SqliteEndpointStore(file, { eventWindow: { maxEvents: 2 } });
+    await write(narrow); // the list comes from the row: six events, five of them now beyond the window
+    expect((await narrow.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([6, 7]);
+    expect(logged()).toBe(2);
+    await write(narrow); // the list this process kept
+    expect((await narrow.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([7, 8]);
+    expect(logged()).toBe(2);
+    await narrow.close();
+  });
+
   it('when the sweep has emptied the log and new events are logged, then an old list entry never matches them (IDs are not reused)', async () => {
     let now = 1_000_000;
     const store = new SqliteEndpointStore(scratchFile(), { clock: () => now, eventWindow: { maxAgeMs: 1000 } });
