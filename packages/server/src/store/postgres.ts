@@ -10,7 +10,8 @@
 // (BEGIN, SELECT ... FOR UPDATE, write, COMMIT). After OPTIMISTIC_ATTEMPTS lost races on one endpoint it
 // takes the row lock as above, so a hot endpoint still makes progress. The reads of one event-loop
 // turn go as one query, and its compare-and-set writes commit together in one transaction (one
-// statement over arrays per round): postgresTurnBatches.ts.
+// statement over arrays per round; a batch of one round is that statement alone, with no BEGIN and
+// COMMIT): postgresTurnBatches.ts.
 //
 // Lock order is always endpoint row, then its outbox rows and event-log rows (update, completeDelivery
 // and the cascade of delete all follow it; a batch of writes locks its endpoint rows in ID order first; claim/retry/drop touch one outbox statement and hold

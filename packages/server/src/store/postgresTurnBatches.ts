@@ -106,34 +106,27 @@ export class TurnBatches {
   private async writeMany(batch: readonly PendingWrite[]): Promise<(boolean | Error)[]> {
     const alone = (w: PendingWrite) => this.deps.writeOne(this.deps.pool, w);
     if (batch.length === 1) return [await alone(batch[0]!)];
+    const rounds = inRounds(batch);
+    const run = async (db: pg.Pool | pg.PoolClient) => {
+      const written = new Array<boolean>(batch.length).fill(false);
+      for (const round of rounds) {
+        const done = await this.writeRound(db, round.map((i) => batch[i]!));
+        for (const i of round) written[i] = done.has(batch[i]!.id);
+      }
+      return written;
+    };
     try {
-      return await this.deps.transaction(async (client) => {
-        const written = new Array<boolean>(batch.length).fill(false);
-        // One statement per round, each endpoint once in it: a second write of an endpoint goes in
-        // the next round (where it fails its compare-and-set if it was decided on the same row).
-        let rest = batch.map((_, i) => i);
-        while (rest.length > 0) {
-          const ids = new Set<string>();
-          const round: number[] = [];
-          const later: number[] = [];
-          for (const i of rest) {
-            if (ids.has(batch[i]!.id)) later.push(i);
-            else ids.add(batch[i]!.id), round.push(i);
-          }
-          const done = await this.writeRound(client, round.map((i) => batch[i]!));
-          for (const i of round) written[i] = done.has(batch[i]!.id);
-          rest = later;
-        }
-        return written;
-      });
+      // One statement is a transaction of its own: a batch that names each endpoint once (the usual
+      // case) needs no BEGIN and COMMIT round trips around it.
+      return await (rounds.length === 1 ? run(this.deps.pool) : this.deps.transaction(run));
     } catch {
-      // One write failed and took the transaction with it: each on its own, so only that one fails.
+      // One write failed and took the batch with it: each on its own, so only that one fails.
       return Promise.all(batch.map((w) => alone(w).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
     }
   }
 
   /** One writeMany statement (each endpoint once): the IDs it wrote. */
-  private async writeRound(client: pg.PoolClient, writes: PendingWrite[]): Promise<Set<string>> {
+  private async writeRound(db: pg.Pool | pg.PoolClient, writes: PendingWrite[]): Promise<Set<string>> {
     const column = <V>(get: (w: PendingWrite) => V) => writes.map(get);
     const deliveries = writes.flatMap((w) => (w.write.deliveries ?? []).map((d) => ({ id: w.id, ...d })));
     const params = [
@@ -152,7 +145,29 @@ export class TurnBatches {
       deliveries.map((d) => d.payload),
       deliveries.map((d) => d.expiresAt),
     ];
-    const { rows } = await client.query<{ id: string }>(statement('writeMany', params));
+    const { rows } = await db.query<{ id: string }>(statement('writeMany', params));
     return new Set(rows.map((r) => r.id));
   }
+}
+
+/**
+ * The batch's indices in rounds of one statement each, every endpoint at most once per round: a
+ * second write of an endpoint goes in the next round (where it fails its compare-and-set if it was
+ * decided on the same row as the first).
+ */
+function inRounds(batch: readonly PendingWrite[]): number[][] {
+  const rounds: number[][] = [];
+  let rest = batch.map((_, i) => i);
+  while (rest.length > 0) {
+    const ids = new Set<string>();
+    const round: number[] = [];
+    const later: number[] = [];
+    for (const i of rest) {
+      if (ids.has(batch[i]!.id)) later.push(i);
+      else ids.add(batch[i]!.id), round.push(i);
+    }
+    rounds.push(round);
+    rest = later;
+  }
+  return rounds;
 }

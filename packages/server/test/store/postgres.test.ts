@@ -478,6 +478,28 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       await store.close();
     });
 
+    it('when the writes of a turn name each endpoint once, then they commit as one statement, without BEGIN and COMMIT', async () => {
+      const store = await fresh();
+      const ids = ['ep-a', 'ep-b', 'ep-c'];
+      for (const id of ids) await store.create(id, hashToken('t'), initialRecord());
+      const sent: string[] = []; // statement names, or the text of unnamed queries
+      const original = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const query = args[0] as { name?: string; text?: string } | string | undefined;
+        sent.push(typeof query === 'string' ? query : (query?.name ?? query?.text ?? '?'));
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof original;
+      try {
+        await Promise.all(ids.map((id) => store.update(id, (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: id }))));
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+      expect(sent.filter((q) => q !== 'chatbridge.getMany' && q !== 'chatbridge.get')).toEqual(['chatbridge.writeMany']);
+      const rows = (await admin.query('SELECT id, version FROM endpoints ORDER BY id')).rows;
+      expect(rows.map((r) => [r.id, Number(r.version)])).toEqual([['ep-a', 1], ['ep-b', 1], ['ep-c', 1]]);
+      await store.close();
+    });
+
     it('when one write of a turn fails, then only that update fails and the others commit', async () => {
       const store = await fresh();
       for (const id of ['ep-a', 'ep-b']) await store.create(id, hashToken('t'), initialRecord());
