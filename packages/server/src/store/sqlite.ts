@@ -290,9 +290,9 @@ export class SqliteEndpointStore implements EndpointStore {
     let text = before.count === 0 ? `[${added}]` : `${before.text.slice(0, -1)},${added}]`;
     let count = before.count + 1;
     for (; count > this.window.maxEvents; count--) {
-      const comma = text.indexOf(',');
-      this.stmts.dropEvent.run(Number(text.slice(1, comma)), id);
-      text = `[${text.slice(comma + 1)}`;
+      const comma = text.indexOf(','); // -1: the list's last entry
+      this.stmts.dropEvent.run(Number(text.slice(1, comma === -1 ? -1 : comma)), id);
+      text = comma === -1 ? '[]' : `[${text.slice(comma + 1)}`;
     }
     return { text, count };
   }

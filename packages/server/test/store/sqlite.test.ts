@@ -128,6 +128,17 @@ describe('SqliteEndpointStore', () => {
     expect((await narrow.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([7, 8]);
     expect(logged()).toBe(2);
     await narrow.close();
+    const none = new SqliteEndpointStore(file, { eventWindow: { maxEvents: 0 } });
+    await write(none); // a window of nothing: the list empties, the record is still written
+    await write(none);
+    expect(await none.eventsSince('ep-1', 0, 10)).toEqual([]);
+    expect(logged()).toBe(0);
+    expect((await none.get('ep-1'))?.version).toBe(10);
+    await none.close();
+    const again = new SqliteEndpointStore(file, { eventWindow: { maxEvents: 10 } });
+    await write(again); // the emptied list takes new events again
+    expect((await again.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([11]);
+    await again.close();
   });
 
   it('when the sweep has emptied the log and new events are logged, then an old list entry never matches them (IDs are not reused)', async () => {
