@@ -428,6 +428,22 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
   describe('writes of one turn commit in one transaction', () => {
     const draft = (platform: 'chat_a' | 'chat_b') => ({ platform, url: `https://hooks.example.com/${platform}`, payload: '{"n":1}', expiresAt: 10_000 });
 
+    /** What the store sends while `work` runs: statement names, or the text of unnamed queries (BEGIN, COMMIT). */
+    const sentDuring = async <T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> => {
+      const sent: string[] = [];
+      const original = pg.Client.prototype.query;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const query = args[0] as { name?: string; text?: string } | string | undefined;
+        sent.push(typeof query === 'string' ? query : (query?.name ?? query?.text ?? '?'));
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof original;
+      try {
+        return { result: await work(), sent };
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+    };
+
     it('when updates of several endpoints run at once, then each commits as alone would: row, event, outbox, notice', async () => {
       const store = await fresh();
       const ids = ['ep-a', 'ep-b', 'ep-c', 'ep-d'];
@@ -436,17 +452,10 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const feed = await store.openChangeFeed();
       const heard: string[] = [];
       for (const id of ids) feed.subscribe(id, (version) => version !== undefined && heard.push(`${id}:${version}`));
-      // Which named statements the store sends (the batch must go as writeMany).
-      const queried: string[] = [];
-      const original = pg.Client.prototype.query;
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        const name = (args[0] as { name?: string } | undefined)?.name;
-        if (name) queried.push(name);
-        return (original as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof original;
-      try {
-        const record = (word: string): EndpointRecord => ({ ...initialRecord(), config: { ...initialRecord().config, blacklist: [word] } });
-        const results = await Promise.all([
+      // Which statements the store sends (the batch must go as writeMany).
+      const record = (word: string): EndpointRecord => ({ ...initialRecord(), config: { ...initialRecord().config, blacklist: [word] } });
+      const { result: results, sent: queried } = await sentDuring(() =>
+        Promise.all([
           ...['ep-a', 'ep-b', 'ep-c'].map((id) =>
             store.update(id, (cur) => ({ write: { record: record(id), state: { seq: 1, pendingSince: 1000 }, deliveries: [draft('chat_a'), draft('chat_b')] }, result: id })),
           ),
@@ -454,11 +463,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
           store.update('ep-d', (cur) => ({ write: { record: record('idle'), state: { seq: 1, pendingSince: null } }, result: 'ep-d' })),
           // A second update of ep-a in the same turn: decided on the same row, it is decided again.
           store.update('ep-a', (cur) => ({ write: { record: record(`${cur!.record.config.blacklist[0] ?? 'none'}+again`), state: cur!.state }, result: 'again' })),
-        ]);
-        expect(results).toEqual(['ep-a', 'ep-b', 'ep-c', 'ep-d', 'again']);
-      } finally {
-        pg.Client.prototype.query = original;
-      }
+        ]),
+      );
+      expect(results).toEqual(['ep-a', 'ep-b', 'ep-c', 'ep-d', 'again']);
       expect(queried).toContain('chatbridge.writeMany');
       const rows = (await admin.query('SELECT id, version, record, message_seq, pending_since FROM endpoints ORDER BY id')).rows;
       expect(rows.map((r) => [r.id, Number(r.version), JSON.parse(r.record).config.blacklist[0], r.pending_since === null ? null : Number(r.pending_since)])).toEqual([
@@ -482,18 +489,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const store = await fresh();
       const ids = ['ep-a', 'ep-b', 'ep-c'];
       for (const id of ids) await store.create(id, hashToken('t'), initialRecord());
-      const sent: string[] = []; // statement names, or the text of unnamed queries
-      const original = pg.Client.prototype.query;
-      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-        const query = args[0] as { name?: string; text?: string } | string | undefined;
-        sent.push(typeof query === 'string' ? query : (query?.name ?? query?.text ?? '?'));
-        return (original as (...a: unknown[]) => unknown).apply(this, args);
-      } as typeof original;
-      try {
-        await Promise.all(ids.map((id) => store.update(id, (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: id }))));
-      } finally {
-        pg.Client.prototype.query = original;
-      }
+      const { sent } = await sentDuring(() =>
+        Promise.all(ids.map((id) => store.update(id, (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: id })))),
+      );
       expect(sent.filter((q) => q !== 'chatbridge.getMany' && q !== 'chatbridge.get')).toEqual(['chatbridge.writeMany']);
       const rows = (await admin.query('SELECT id, version FROM endpoints ORDER BY id')).rows;
       expect(rows.map((r) => [r.id, Number(r.version)])).toEqual([['ep-a', 1], ['ep-b', 1], ['ep-c', 1]]);
