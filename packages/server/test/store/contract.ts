@@ -110,6 +110,27 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
       expect((await store.get('ep-1'))!.record.config.blacklist.sort()).toEqual(['a', 'c', 'e']);
     });
 
+    it('when one update of a batch fails in the middle of its write, then all of its write is undone and the others commit', async () => {
+      await store.create('ep-1', hashToken('t'), initialRecord());
+      await store.create('ep-2', hashToken('t'), initialRecord());
+      const append = (id: string, word: string, expiresAt = 10_000) =>
+        store.update(id, (cur) => {
+          const record = structuredClone(cur!.record);
+          record.config.blacklist.push(word);
+          // The outbox's integer column refuses a fractional expiry: the write fails on its last
+          // statement, after the row and its event were written.
+          const deliveries = [{ platform: 'chat_a' as const, url: 'https://h.example/a', payload: '{}', expiresAt }];
+          return { write: { record, state: { seq: 1, pendingSince: 1000 }, deliveries }, result: word };
+        });
+      const results = await Promise.allSettled([append('ep-1', 'a'), append('ep-2', 'b', 1.5), append('ep-1', 'c'), append('ep-2', 'd')]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+      expect((await store.get('ep-1'))!.record.config.blacklist).toEqual(['a', 'c']);
+      const second = (await store.get('ep-2'))!;
+      expect([second.version, second.record.config.blacklist]).toEqual([1, ['d']]);
+      expect((await store.eventsSince('ep-2', 0, 10)).map((e) => [e.version, e.record.config.blacklist])).toEqual([[1, ['d']]]);
+      expect(await store.countDeliveries()).toBe(2); // one each: ep-1's second write keeps its message's entry
+    });
+
     it('when the endpoint does not exist, then decide sees undefined', async () => {
       expect(await store.update('nope', (cur) => ({ result: cur }))).toBeUndefined();
     });
