@@ -328,8 +328,8 @@ export class SqliteEndpointStore implements EndpointStore {
     this.cache.evict(id); // until the commit: reads later in this transaction see the new row
     const version = current.version + 1;
     const events = this.logEvent(id, version, json, current instanceof CommittedRow ? current.events : undefined);
-    // `current` was read in this transaction, so the row is there at that version; the savepoint
-    // undoes the logged event if not.
+    // `current` was read in this transaction, so the row is there at that version; if not, the throw
+    // undoes the logged event with the rest of this update (runBatch, or transaction's ROLLBACK).
     if (this.stmts.write.run(json, state.seq, state.pendingSince, events.text, id, current.version).changes !== 1) {
       throw new Error(`endpoint ${id} changed under its write`);
     }
