@@ -277,9 +277,17 @@ export class SqliteEndpointStore implements EndpointStore {
       this.tx.commit.run();
       return result;
     } catch (error) {
-      this.db.exec('ROLLBACK');
+      this.rollback();
       throw error;
     }
+  }
+
+  /**
+   * Ends the open transaction without its changes. SQLite may already have rolled it back itself
+   * (after some errors, a failed COMMIT among them); a ROLLBACK then would throw and hide the error.
+   */
+  private rollback(): void {
+    if (this.db.isTransaction) this.db.exec('ROLLBACK');
   }
 
   /**
@@ -329,7 +337,7 @@ export class SqliteEndpointStore implements EndpointStore {
     const version = current.version + 1;
     const events = this.logEvent(id, version, json, current instanceof CommittedRow ? current.events : undefined);
     // `current` was read in this transaction, so the row is there at that version; if not, the throw
-    // undoes the logged event with the rest of this update (runBatch, or transaction's ROLLBACK).
+    // undoes the logged event with the rest of this update (runBatch's or transaction's rollback).
     if (this.stmts.write.run(json, state.seq, state.pendingSince, events.text, id, current.version).changes !== 1) {
       throw new Error(`endpoint ${id} changed under its write`);
     }
@@ -381,7 +389,7 @@ export class SqliteEndpointStore implements EndpointStore {
       outcomes = this.runBatch(batch);
       this.tx.commit.run();
     } catch (error) {
-      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      this.rollback();
       return fail(error);
     }
     batch.forEach((item, i) => {
@@ -403,7 +411,7 @@ export class SqliteEndpointStore implements EndpointStore {
     try {
       return batch.map((item) => ({ ok: true, value: item.run() }));
     } catch {
-      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      this.rollback();
     }
     this.begin();
     return batch.map((item) => {
