@@ -88,9 +88,17 @@ export interface Spawned {
 
 const TAIL_CHARS = 16_000;
 
-export function spawnTracked(name: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, forCleanup = false): Spawned {
+/** Starts `command` (this Node.js unless told otherwise) with `args`, tracked for cleanup. */
+export function spawnTracked(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  forCleanup = false,
+  command = process.execPath,
+): Spawned {
   if (interrupted && !forCleanup) throw new Error(`interrupted: not starting ${name}`);
-  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${name}`);
   live.add(child);
   let tail = '';

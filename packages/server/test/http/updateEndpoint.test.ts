@@ -103,6 +103,17 @@ describe('updateEndpoint', () => {
     expect(r.config.logs.chat_b).toBe('abcde');
   });
 
+  it('when a value is made of characters outside the BMP, then its length bounds count code points, not UTF-16 units', async () => {
+    const { id, token } = await h.endpoint();
+    // 1,500 emoji are 3,000 UTF-16 units and are accepted; one code point more is refused.
+    const r = await h.client.updateEndpoint(id, token, { message_content: '😀'.repeat(1500), message_author_name: `${'𝒜'.repeat(49)}a` });
+    expect([...r.meta.message.content!]).toHaveLength(1500);
+    expect([...r.meta.message.author.name!]).toHaveLength(50);
+    const e = await failure(h.client.updateEndpoint(id, token, { message_content: `${'😀'.repeat(1500)}a` }));
+    expect(e.status).toBe(400);
+    expect(e.problem.errors).toEqual([expect.objectContaining({ parameter: 'message_content', in: 'query' })]);
+  });
+
   it('when sender is not a platform, then 400 and nothing applied', async () => {
     const { id, token } = await h.endpoint();
     const r = await raw(`${h.server.url}/update/${id}?token=${token}&sender=chat_x&message_content=hi`, { method: 'POST' });

@@ -1,0 +1,31 @@
+// Reading callgrind's counts (see bench/instructions.ts): self instructions per function from
+// `callgrind_annotate`'s listing of one dump, with the JIT-compiled JavaScript named through the perf
+// map V8 writes with --perf-basic-prof (callgrind itself sees only addresses there).
+
+/** Self instructions per function, from `callgrind_annotate` of one dump; JIT code named through V8's perf map. */
+export function selfCosts(annotated: string, perfMap: string): { total: number; byFunction: Map<string, number> } {
+  const total = Number(/^\s*([\d,]+) \([^)]*\)\s+PROGRAM TOTALS/m.exec(annotated)?.[1]?.replaceAll(',', '') ?? NaN);
+  const jit = perfMap
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [start, size, ...name] = line.split(' ');
+      return { start: parseInt(start!, 16), end: parseInt(start!, 16) + parseInt(size!, 16), name: name.join(' ').replace(/^JS:/, '') };
+    });
+  // V8 reuses the addresses of code it has thrown away: the latest entry covering an address wins.
+  const jitName = (address: number) => jit.findLast((e) => e.start <= address && address < e.end)?.name;
+  const byFunction = new Map<string, number>();
+  for (const line of annotated.split('\n')) {
+    const m = /^\s*([\d,]+) \(\s*[\d.]+%\)\s+(?!PROGRAM TOTALS)(.+)$/.exec(line);
+    if (!m) continue;
+    const cost = Number(m[1]!.replaceAll(',', ''));
+    // A dump taken after zeroing also lists the frames that were on the stack then (main, the event
+    // loop) with the whole window's cost: not self cost.
+    if (cost >= total * 0.5) continue;
+    let name = m[2]!.replace(/\s*\[[^\]]*\]$/, '').replace(/^\?\?\?:/, '');
+    const address = /^0x([0-9a-f]+)$/.exec(name);
+    if (address) name = `JS ${jitName(parseInt(address[1]!, 16)) ?? name}`;
+    byFunction.set(name, (byFunction.get(name) ?? 0) + cost);
+  }
+  return { total, byFunction };
+}
