@@ -29,3 +29,20 @@ export function selfCosts(annotated: string, perfMap: string): { total: number; 
   }
   return { total, byFunction };
 }
+
+/**
+ * Which of the server's instructions were V8's garbage collector or its compilers. Both run in bursts
+ * (a mark-compact every few thousand updates; compilations until the code has settled), so whether a
+ * burst falls inside the counted window moves the total by up to a fifth; what is left, the code
+ * running the requests, is the figure that repeats.
+ */
+export type Part = 'garbage collection' | 'compilation' | 'the requests';
+
+const GC = /\b(Scaveng|MarkCompact|Marking|Sweep|Evacuat|RecordMigrated|LiveObjectVisitor|RememberedSet|SlotSet|IteratePointers|Ephemeron|MinorMS)|heap::base::/;
+const COMPILATION = /\bv8::internal::(compiler::|maglev::|baseline::|wasm::|Compiler::|interpreter::Bytecode|Parser|Scanner|PreParser|AstValueFactory)/;
+
+export function partOf(name: string): Part {
+  if (COMPILATION.test(name)) return 'compilation';
+  if (GC.test(name)) return 'garbage collection';
+  return 'the requests';
+}

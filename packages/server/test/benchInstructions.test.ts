@@ -1,7 +1,7 @@
 // bench/instructions.ts reads callgrind_annotate's listing: what it quotes per function must be self
 // cost, with the JIT-compiled JavaScript named by the latest code V8 placed at that address.
 import { expect, it } from 'vitest';
-import { selfCosts } from '../../../bench/lib/callgrind.ts';
+import { partOf, selfCosts } from '../../../bench/lib/callgrind.ts';
 
 const ANNOTATED = `--------------------------------------------------------------------------------
 Ir
@@ -35,4 +35,14 @@ it('when two JIT entries cover an address, then the later one names it, and an a
   expect(byFunction.get('JS *parse node:querystring:317:15')).toBe(200_000);
   expect(byFunction.has('JS ^parse node:querystring:317:15')).toBe(false);
   expect(byFunction.get('JS 0x0000000028400010')).toBe(100_000);
+});
+
+it('when a function is V8 collecting garbage or compiling, then it is counted apart from the requests', () => {
+  expect(partOf('v8::internal::Scavenger::ScavengePage(v8::internal::MutablePageMetadata*)')).toBe('garbage collection');
+  expect(partOf('void v8::internal::MarkingVisitorBase<v8::internal::MainMarkingVisitor>::ProcessStrongHeapObject<x>(y)')).toBe('garbage collection');
+  expect(partOf('v8::internal::compiler::GraphReducer::ReduceTop()')).toBe('compilation');
+  expect(partOf('v8::internal::maglev::MaglevGraphBuilder::Build()')).toBe('compilation');
+  expect(partOf('v8::internal::JsonParser<unsigned char>::ScanJsonString(bool)')).toBe('the requests');
+  expect(partOf('JS *parse node:querystring:317:15')).toBe('the requests');
+  expect(partOf('sqlite3VdbeExec')).toBe('the requests');
 });
