@@ -1,7 +1,10 @@
 // `pnpm bench:instructions`: how many machine instructions the server executes per request, counted
-// by valgrind's callgrind. A count, not a time: the same checkout gives the same figure to within a
-// few tenths of a per cent whatever else the machine is doing, where timed runs on this shared VM move
-// by ±15-50%. So a change worth 2% can be judged here, and `pnpm bench:ab` then says whether the
+// by valgrind's callgrind. A count, not a time: whatever else the machine is doing, the same checkout's
+// requests cost the same instructions to within a per cent or two, where timed runs on this shared VM
+// move by ±15-50%. V8's garbage collector and compilers run in bursts that a counted window catches
+// or misses (a mark-compact moves the total by up to a fifth), so they are reported apart, and the
+// requests' own part is the figure to compare. So a change worth 2-3% can be judged here, and
+// `pnpm bench:ab` then says whether the
 // instructions saved show up as time (they need not: cache misses, system calls and waiting for the
 // disk are not instructions; the kernel's side of a system call is not counted at all).
 //
@@ -12,7 +15,8 @@
 // timing) and `--perf-basic-prof` (names for the JIT-compiled code). 50 connections send `--warmup`
 // requests, the counters are zeroed (`callgrind_control -z`), `--requests` more are sent and the
 // counters dumped. With --a, both servers run at once (callgrind is single-threaded; 2 cores). Prints
-// instructions per request, each side's top functions by self instructions, and B/A.
+// instructions per request (the requests', the garbage collector's, the compilers', the total), B/A,
+// and B's top functions by self instructions with A's beside them.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
