@@ -102,16 +102,18 @@ async function measure(side: string, checkout: string, dir: string, seededFile: 
   } finally {
     await stopChild(server, 120_000);
   }
-  const perfMap = `/tmp/perf-${server.pid}.map`;
+  // V8 writes the perf map to /tmp under the process's PID; it moves in with callgrind's files.
+  const perfMap = join(dir, `${side}.perf.map`);
+  if (existsSync(`/tmp/perf-${server.pid}.map`)) renameSync(`/tmp/perf-${server.pid}.map`, perfMap);
   const mapText = existsSync(perfMap) ? readFileSync(perfMap, 'utf8') : '';
-  if (existsSync(perfMap)) renameSync(perfMap, join(dir, `${side}.perf.map`));
   const annotated = spawnSync('callgrind_annotate', ['--threshold=100', `${out}.1`], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
   const { total, byFunction } = selfCosts(annotated, mapText);
   if (!Number.isFinite(total)) throw new Error(`${side}: no counts in ${out}.1`);
   const byPart = new Map<Part, number>();
   for (const [name, cost] of byFunction) {
+    const part = partOf(name);
     byFunction.set(name, cost / requests);
-    byPart.set(partOf(name), (byPart.get(partOf(name)) ?? 0) + cost / requests);
+    byPart.set(part, (byPart.get(part) ?? 0) + cost / requests);
   }
   // The functions' self costs add up to the program's total, but once in a while a dump after zeroing
   // does not (seen once: 21% more); such a window is not to be trusted.
