@@ -30,6 +30,8 @@ export interface TestServerOptions {
   events?: ServiceOptions['events'];
   rateLimits?: ServiceOptions['rateLimits'];
   corsOrigins?: string[];
+  /** Validate responses against the spec (default true); false runs production's direct reply path. */
+  validateResponses?: boolean;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -42,7 +44,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       logger: options.logger ?? createLogger('silent'),
       adminTokenHash: adminToken === null ? undefined : hashToken(adminToken),
       allowPrivateWebhooks: options.allowHttpWebhooks ?? false,
-      validateResponses: true,
+      validateResponses: options.validateResponses ?? true,
       messageTtlMs: options.messageTtlMs ?? 30_000,
       ...(options.clock && { clock: options.clock }),
       relay: { pollMs: 50, ...options.relay },

@@ -14,6 +14,6 @@ export const getEndpoint = ({ store, validateResponses }: AppDeps): Handler => {
   return async (req, res) => {
     const found = await readEndpoint(req, store);
     if (!found || !digestsMatch(found.tokenHash, presentedTokenDigest(req))) throw unauthorized();
-    replyJsonText(res, 'getEndpoint', 200, found.recordJson, () => found.record, validateResponses, end);
+    replyJsonText(res, 'getEndpoint', 200, found.recordJson, () => found.record, validateResponses, end, found.recordJsonBytes);
   };
 };

@@ -25,7 +25,7 @@ export function reply<Op extends OperationId, S extends keyof Responses<Op> & nu
  * Sends a success body that is already JSON text (a record as committed), without parsing and
  * re-serialising it. When responses are validated against the spec, the parsed body goes through
  * res.json instead, where the validator sees it. `end`: at once, or with the other responses of this
- * event-loop turn (see endAtTurnEnd.ts).
+ * event-loop turn (see endAtTurnEnd.ts). `bytes`: the text's UTF-8 length, when the caller knows it.
  */
 export function replyJsonText<Op extends OperationId, S extends keyof Responses<Op> & number>(
   res: Response,
@@ -35,13 +35,15 @@ export function replyJsonText<Op extends OperationId, S extends keyof Responses<
   parsed: () => JsonBody<Responses<Op>[S]>,
   validateResponses: boolean,
   end: 'now' | 'at turn end' = 'now',
+  bytes: number = Buffer.byteLength(json),
 ): void {
   if (validateResponses) return reply(res, op, status, parsed());
   // Straight to node:http: Express's send() would re-parse the content type and copy the text into
-  // a Buffer to measure it. Node itself leaves the body out for HEAD.
-  res.statusCode = status;
+  // a Buffer to measure it. Node itself leaves the body out for HEAD. The head is rendered before the
+  // body is given: end() with the head still unrendered counts the body's UTF-8 bytes again.
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.setHeader('Content-Length', bytes);
+  res.writeHead(status);
   if (end === 'now') res.end(json);
   else endAtTurnEnd(res, json);
 }

@@ -18,6 +18,8 @@ export interface StoredEndpoint {
    * sends it without re-serialising, and applyUpdate compares against it to tell a no-op update.
    */
   recordJson: string;
+  /** recordJson's length in UTF-8 bytes, when the adapter keeps it with the row (both do). */
+  recordJsonBytes?: number;
   state: MessageState;
   /** 0 at creation, + 1 with every committed write of the row; the ID of the change's event. */
   version: number;

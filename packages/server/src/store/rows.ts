@@ -35,6 +35,7 @@ export class StoredRow implements StoredEndpoint {
   readonly state: MessageState;
   readonly version: number;
   private parsed: EndpointRecord | undefined = undefined;
+  private bytes: number | undefined = undefined;
 
   constructor(row: EndpointRow) {
     this.tokenHash = row.token_hash;
@@ -45,6 +46,11 @@ export class StoredRow implements StoredEndpoint {
 
   get record(): EndpointRecord {
     return (this.parsed ??= JSON.parse(this.recordJson) as EndpointRecord);
+  }
+
+  /** The UTF-8 length of recordJson, counted once: a cached row answers many reads (BENCHMARKS.md, fifteenth pass). */
+  get recordJsonBytes(): number {
+    return (this.bytes ??= Buffer.byteLength(this.recordJson));
   }
 }
 

@@ -70,3 +70,27 @@ describe('getEndpoint', () => {
     expect(r.type).toContain('application/problem+json');
   });
 });
+
+// Production replies without validating responses, straight to node:http with a Content-Length the
+// row keeps (http/operations.ts); the tests above validate every response, so this runs both ways.
+describe.each([
+  { validateResponses: true, path: 'validated responses' },
+  { validateResponses: false, path: "production's direct reply" },
+])('getEndpoint with $path', ({ validateResponses }) => {
+  const p = useServer({ validateResponses });
+
+  it('when the record holds multi-byte characters, then Content-Length counts its UTF-8 bytes, on the first read and on reads from memory', async () => {
+    // A count of UTF-16 units would cut the body short.
+    const { id, token } = await p.endpoint();
+    const content = `héllo 👋 ${'ü'.repeat(40)} 漢字`;
+    await p.client.updateEndpoint(id, token, { message_content: content });
+    for (let read = 0; read < 3; read++) {
+      const res = await fetch(`${p.server.url}/${id}?token=${token}`);
+      const body = Buffer.from(await res.arrayBuffer());
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(Number(res.headers.get('content-length'))).toBe(body.length);
+      expect(JSON.parse(body.toString('utf8')).meta.message.content).toBe(content);
+    }
+  });
+});
