@@ -14,6 +14,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const store = await openStore(config.store, {
     onBackgroundError: (err) => logger.warn({ err: { message: err.message } }, 'database connection dropped'),
+    onWarning: (message) => logger.warn(message),
   });
   const running = await startService(
     {

@@ -6,6 +6,8 @@ import { SqliteEndpointStore } from './sqlite.ts';
 export interface OpenStoreHooks {
   /** Errors the store meets outside any call (PostgreSQL: an idle pooled connection dropped). */
   onBackgroundError?: (err: Error) => void;
+  /** A database setting that will hurt in the long run (PostgreSQL: autovacuum off). */
+  onWarning?: (message: string) => void;
 }
 
 /** Builds the store adapter the configuration names, its schema migrated to the current version. */
@@ -18,6 +20,7 @@ export async function openStore(config: AppConfig['store'], hooks: OpenStoreHook
         connectionString: config.databaseUrl,
         poolSize: config.poolSize,
         ...(hooks.onBackgroundError && { onIdleError: hooks.onBackgroundError }),
+        ...(hooks.onWarning && { onWarning: hooks.onWarning }),
       });
   }
 }

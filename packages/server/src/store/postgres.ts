@@ -56,6 +56,8 @@ export interface PostgresStoreOptions {
   idleTimeoutMs?: number;
   /** Errors of idle pooled connections (the server restarted, the network dropped); ignored by default. */
   onIdleError?: (err: Error) => void;
+  /** Told of a database setting that will hurt in the long run (autovacuum off), once, at open. */
+  onWarning?: (message: string) => void;
   /** Epoch milliseconds, for the event log's timestamps and age limit (default Date.now). */
   clock?: () => number;
   /** Replay window of the event log (default: the last 100 events, none older than 10 minutes). */
@@ -236,6 +238,7 @@ export class PostgresEndpointStore implements EndpointStore {
     const store = new PostgresEndpointStore(options);
     try {
       await store.migrate();
+      await store.checkAutovacuum();
       return store;
     } catch (error) {
       await store.close();
@@ -453,6 +456,20 @@ export class PostgresEndpointStore implements EndpointStore {
       ...(this.options.connectionTimeoutMs !== undefined && { connectionTimeoutMs: this.options.connectionTimeoutMs }),
       ...(hooks.onError && { onError: hooks.onError }),
     });
+  }
+
+  /**
+   * Every update leaves dead rows (the row's old version, the event pushed out of the window), which
+   * only VACUUM reclaims. With autovacuum off (it is on by default), the event table grows without end
+   * and reads slow down with it: the operator is told at start-up.
+   */
+  private async checkAutovacuum(): Promise<void> {
+    const { rows } = await this.pool.query<{ on: boolean }>(`SELECT current_setting('autovacuum') = 'on' AS on`);
+    if (rows[0]?.on === false) {
+      this.options.onWarning?.(
+        "PostgreSQL's autovacuum is off: chatbridge's tables collect dead rows with every update and slow down; turn it on, or run VACUUM on them regularly",
+      );
+    }
   }
 
   async ping(): Promise<void> {
