@@ -23,6 +23,7 @@ import { runLoad } from './lib/load.ts';
 import { cpuSecondsOf, freePort, makeTempDir, removeTempDir, runNode, spawnTracked, stopChild, waitUntilServing } from './lib/procs.ts';
 import { updateQuery } from './lib/record.ts';
 import { deleteSeededRows } from './lib/seededRows.ts';
+import { vacuumAndReport } from './lib/vacuum.ts';
 import { PRODUCTION_SERVER_ENV, buildServer, median, serverCommandOf } from './lib/server.ts';
 import type { SeedOutput } from './seed.ts';
 
@@ -83,6 +84,7 @@ try {
   );
   if (seeded.code !== 0) throw new Error(`seeding failed:\n${seeded.output}`);
   const endpoints = (JSON.parse(readFileSync(seedFile, 'utf8')) as SeedOutput).endpoints;
+  if (onPostgres) console.log(await vacuumAndReport(process.env.DATABASE_URL!, checkouts.B, 'before the rounds'));
   const pathOf = (scenario: 'get' | 'update') => (n: number) => {
     const e = endpoints[n % endpoints.length]!;
     return scenario === 'get' ? `/${e.id}?token=${e.token}` : `/update/${e.id}?token=${e.token}&${updateQuery(n)}`;
@@ -123,6 +125,9 @@ try {
     console.log(`${scenario.padEnd(6)} CPU/req ${median(cpu).toFixed(3)} [${list(cpu)}]   req/s ${median(rps).toFixed(3)} [${list(rps)}]   p99 ${median(p99).toFixed(3)} [${list(p99)}]`);
   }
 } finally {
-  if (onPostgres) await deleteSeededRows(prefix, { ...process.env, ...storeEnv }, checkouts.B);
+  if (onPostgres) {
+    await deleteSeededRows(prefix, { ...process.env, ...storeEnv }, checkouts.B);
+    console.log(await vacuumAndReport(process.env.DATABASE_URL!, checkouts.B, 'after deleting the rounds\' rows'));
+  }
   removeTempDir(dir);
 }

@@ -63,6 +63,7 @@ import {
 import { UPDATED_CONTENT, updateQuery } from './lib/record.ts';
 import { PRODUCTION_SERVER_ENV, buildServer, median, serverCommandOf } from './lib/server.ts';
 import { deleteSeededRows } from './lib/seededRows.ts';
+import { vacuumAndReport } from './lib/vacuum.ts';
 import { barChart } from './lib/svg.ts';
 import { formatSummary, summarizeProfile } from './profile-summary.ts';
 import type { SeedOutput } from './seed.ts';
@@ -593,6 +594,9 @@ interface Postgres {
   cleanup: () => Promise<void>;
 }
 
+/** VACUUM ANALYZE of chatbridge's tables (bench/lib/vacuum.ts: dead rows of earlier runs are not measured). */
+const vacuum = async (when: string) => log(await vacuumAndReport(process.env.DATABASE_URL!, ROOT, when));
+
 /** Probes and seeds PostgreSQL before the measured scenarios, so that those run back to back. */
 async function preparePostgres(defs: ScenarioDef[], recordFile: string, dir: string): Promise<Postgres> {
   const none = async () => {};
@@ -617,9 +621,12 @@ async function preparePostgres(defs: ScenarioDef[], recordFile: string, dir: str
   const cleanup = async () => {
     unregister();
     await removeRows();
+    await vacuum('after deleting this run\'s rows');
   };
   try {
-    return { data: await seed('postgres', storeEnv, settings.smallEndpoints, settings.smallEndpoints, prefix, dir), cleanup };
+    const data = await seed('postgres', storeEnv, settings.smallEndpoints, settings.smallEndpoints, prefix, dir);
+    await vacuum('before the PostgreSQL scenarios');
+    return { data, cleanup };
   } catch (err) {
     return { instead: defs.map((d) => failed(d, err instanceof Error ? err.message : String(err))), cleanup };
   }
