@@ -9,6 +9,7 @@
 // disk are not instructions; the kernel's side of a system call is not counted at all).
 //
 //   pnpm bench:instructions [--a ../before] [--b .] [--op update|get] [--warmup 20000] [--requests 4000] [--top 30] [--keep]
+//                           [--endpoints 1000] [--sample 1000]   (scenario 6's store: --endpoints 100000 --sample 5000)
 //
 // Each checkout's server runs as its `pnpm start` would, under `valgrind --tool=callgrind` (about 50
 // times slower), with V8's `--single-threaded` (no compiler or GC threads whose share would depend on
@@ -37,12 +38,21 @@ const { values: opts } = parseArgs({
     requests: { type: 'string', default: '4000' },
     top: { type: 'string', default: '30' },
     keep: { type: 'boolean', default: false },
+    // The store: how many endpoints are seeded, and over how many of them the requests rotate.
+    endpoints: { type: 'string', default: '1000' },
+    sample: { type: 'string', default: '1000' },
   },
 });
 const op = opts.op as 'update' | 'get';
-const [warmup, requests, top] = [opts.warmup, opts.requests, opts.top].map(Number) as [number, number, number];
-if (!['update', 'get'].includes(op) || !(warmup >= 0) || !(requests > 0)) {
-  console.error('pnpm bench:instructions: --op is update or get; --warmup and --requests are counts (see bench/instructions.ts)');
+const [warmup, requests, top, endpointCount, sample] = [opts.warmup, opts.requests, opts.top, opts.endpoints, opts.sample].map(Number) as [
+  number,
+  number,
+  number,
+  number,
+  number,
+];
+if (!['update', 'get'].includes(op) || !(warmup >= 0) || !(requests > 0) || !(endpointCount >= 1) || !(sample >= 1 && sample <= endpointCount)) {
+  console.error('pnpm bench:instructions: --op is update or get; --warmup, --requests, --endpoints and --sample (at most --endpoints) are counts (see bench/instructions.ts)');
   process.exit(2);
 }
 for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate']) {
@@ -135,10 +145,10 @@ async function measure(side: string, checkout: string, dir: string, seededFile: 
     const seeder = sides.at(-1)![1];
     const seeded = await runNode(
       'seeder',
-      ['bench/seed.ts', '--count', '1000', '--sample', '1000', '--prefix', 'ir-', '--out', seedFile],
+      ['bench/seed.ts', '--count', String(endpointCount), '--sample', String(sample), '--prefix', 'ir-', '--out', seedFile],
       { ...process.env, CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: seededFile },
       seeder,
-      120_000,
+      600_000,
     );
     if (seeded.code !== 0) throw new Error(`seeding failed:\n${seeded.output}`);
     const endpoints = (JSON.parse(readFileSync(seedFile, 'utf8')) as SeedOutput).endpoints;
@@ -150,7 +160,10 @@ async function measure(side: string, checkout: string, dir: string, seededFile: 
     const results = await Promise.all(sides.map(([side, checkout]) => measure(side, checkout, dir, seededFile, path)));
     const [first, last] = [results[0]!, results.at(-1)!];
     const fmt = (x: number) => Math.round(x).toLocaleString('en-US').padStart(10);
-    console.log(`\ninstructions per ${op} request (${requests.toLocaleString('en-US')} counted after ${warmup.toLocaleString('en-US')} warm-up, 50 connections)`);
+    console.log(
+      `\ninstructions per ${op} request (${requests.toLocaleString('en-US')} counted after ${warmup.toLocaleString('en-US')} warm-up, 50 connections; ` +
+        `${endpointCount.toLocaleString('en-US')} endpoints stored, requests over ${sample.toLocaleString('en-US')})`,
+    );
     sides.forEach(([side, checkout]) => console.log(`  ${side}: ${checkout}`));
     console.log(`  ${''.padEnd(20)}${sides.map(([side]) => side.padStart(10)).join(' ')}${results.length === 2 ? '     B/A' : ''}`);
     const row = (label: string, of: (m: Measured) => number) =>

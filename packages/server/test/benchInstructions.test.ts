@@ -40,6 +40,8 @@ it('when two JIT entries cover an address, then the later one names it, and an a
 it('when a function is V8 collecting garbage or compiling, then it is counted apart from the requests', () => {
   expect(partOf('v8::internal::Scavenger::ScavengePage(v8::internal::MutablePageMetadata*)')).toBe('garbage collection');
   expect(partOf('void v8::internal::MarkingVisitorBase<v8::internal::MainMarkingVisitor>::ProcessStrongHeapObject<x>(y)')).toBe('garbage collection');
+  expect(partOf('Builtins_RecordWriteSaveFP')).toBe('garbage collection');
+  expect(partOf('v8::internal::Heap::OnMoveEvent(v8::internal::Tagged<v8::internal::HeapObject>, v8::internal::Tagged<v8::internal::HeapObject>, int)')).toBe('garbage collection');
   expect(partOf('v8::internal::compiler::GraphReducer::ReduceTop()')).toBe('compilation');
   expect(partOf('v8::internal::maglev::MaglevGraphBuilder::Build()')).toBe('compilation');
   expect(partOf('v8::internal::JsonParser<unsigned char>::ScanJsonString(bool)')).toBe('the requests');
