@@ -117,7 +117,7 @@ async function measure(side: string, checkout: string, dir: string, seededFile: 
   if (existsSync(`/tmp/perf-${server.pid}.map`)) renameSync(`/tmp/perf-${server.pid}.map`, perfMap);
   const mapText = existsSync(perfMap) ? readFileSync(perfMap, 'utf8') : '';
   const annotated = spawnSync('callgrind_annotate', ['--threshold=100', `${out}.1`], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout;
-  const { total, byFunction } = selfCosts(annotated, mapText);
+  const { total, byFunction } = selfCosts(annotated, mapText, checkout);
   if (!Number.isFinite(total)) throw new Error(`${side}: no counts in ${out}.1`);
   const byPart = new Map<Part, number>();
   for (const [name, cost] of byFunction) {

@@ -2,15 +2,19 @@
 // `callgrind_annotate`'s listing of one dump, with the JIT-compiled JavaScript named through the perf
 // map V8 writes with --perf-basic-prof (callgrind itself sees only addresses there).
 
-/** Self instructions per function, from `callgrind_annotate` of one dump; JIT code named through V8's perf map. */
-export function selfCosts(annotated: string, perfMap: string): { total: number; byFunction: Map<string, number> } {
+/**
+ * Self instructions per function, from `callgrind_annotate` of one dump; JIT code named through V8's
+ * perf map, its script paths relative to `checkout` when given (so two checkouts' functions match).
+ */
+export function selfCosts(annotated: string, perfMap: string, checkout?: string): { total: number; byFunction: Map<string, number> } {
   const total = Number(/^\s*([\d,]+) \([^)]*\)\s+PROGRAM TOTALS/m.exec(annotated)?.[1]?.replaceAll(',', '') ?? NaN);
   const jit = perfMap
     .split('\n')
     .filter(Boolean)
     .map((line) => {
       const [start, size, ...name] = line.split(' ');
-      return { start: parseInt(start!, 16), end: parseInt(start!, 16) + parseInt(size!, 16), name: name.join(' ').replace(/^JS:/, '') };
+      const label = name.join(' ').replace(/^JS:/, '');
+      return { start: parseInt(start!, 16), end: parseInt(start!, 16) + parseInt(size!, 16), name: checkout ? label.replaceAll(`${checkout}/`, '') : label };
     });
   // V8 reuses the addresses of code it has thrown away: the latest entry covering an address wins.
   const jitName = (address: number) => jit.findLast((e) => e.start <= address && address < e.end)?.name;

@@ -37,6 +37,12 @@ it('when two JIT entries cover an address, then the later one names it, and an a
   expect(byFunction.get('JS 0x0000000028400010')).toBe(100_000);
 });
 
+it('when a checkout is given, then JIT names lose its path, so the same function of two checkouts has one name', () => {
+  const map = '28400000 100 JS:*next /tmp/wt-a/node_modules/router/index.js:189:17\n';
+  const { byFunction } = selfCosts(ANNOTATED, map, '/tmp/wt-a');
+  expect(byFunction.get('JS *next node_modules/router/index.js:189:17')).toBe(100_000);
+});
+
 it('when a function is V8 collecting garbage or compiling, then it is counted apart from the requests', () => {
   expect(partOf('v8::internal::Scavenger::ScavengePage(v8::internal::MutablePageMetadata*)')).toBe('garbage collection');
   expect(partOf('void v8::internal::MarkingVisitorBase<v8::internal::MainMarkingVisitor>::ProcessStrongHeapObject<x>(y)')).toBe('garbage collection');
