@@ -10,7 +10,9 @@
 // update the benchmark's (three scalar overwrites through the server's own applyUpdate, a committed
 // write). The same again with decisions that write nothing gives what is not SQLite's write: the
 // decision, the batch's transaction and the promises. Prints the minimum, first quartile and median
-// over the rounds (the minimum is the least disturbed by the rest of the machine).
+// over the rounds (the minimum is the least disturbed by the rest of the machine), and the store's
+// own timing of its group commits (`onGroupCommit`): wall time per update in the statements and in
+// the COMMIT (its WAL frames, fsync and checkpoints).
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -41,7 +43,23 @@ const { benchRecord } = await import('./lib/record.ts');
 
 type Store = InstanceType<typeof SqliteEndpointStore>;
 
-async function timeRounds(store: Store, write: boolean): Promise<{ cpu: number[]; wall: number[] }> {
+/** The store's own timing of its group commits (a checkout from before it had the option reports none). */
+const committed = { updates: 0, statementsMs: 0, commitMs: 0 };
+const onGroupCommit = (c: { updates: number; statementsMs: number; commitMs: number }) => {
+  committed.updates += c.updates;
+  committed.statementsMs += c.statementsMs;
+  committed.commitMs += c.commitMs;
+};
+
+interface Rounds {
+  cpu: number[];
+  wall: number[];
+  /** Per round, wall µs per update inside the group commit: its statements, and its COMMIT. */
+  statements: number[];
+  commit: number[];
+}
+
+async function timeRounds(store: Store, write: boolean): Promise<Rounds> {
   let n = 0;
   const runBatches = async (count: number) => {
     for (let b = 0; b < count; b++) {
@@ -61,18 +79,22 @@ async function timeRounds(store: Store, write: boolean): Promise<{ cpu: number[]
     }
   };
   await runBatches(batches); // warm-up
-  const cpu: number[] = [];
-  const wall: number[] = [];
+  const timed: Rounds = { cpu: [], wall: [], statements: [], commit: [] };
   for (let r = 0; r < rounds; r++) {
+    Object.assign(committed, { updates: 0, statementsMs: 0, commitMs: 0 });
     const cpu0 = process.cpuUsage();
     const wall0 = performance.now();
     await runBatches(batches);
     const used = process.cpuUsage(cpu0);
     const perUpdate = batches * batchSize;
-    cpu.push((used.user + used.system) / perUpdate);
-    wall.push(((performance.now() - wall0) * 1000) / perUpdate);
+    timed.cpu.push((used.user + used.system) / perUpdate);
+    timed.wall.push(((performance.now() - wall0) * 1000) / perUpdate);
+    if (committed.updates > 0) {
+      timed.statements.push((committed.statementsMs * 1000) / committed.updates);
+      timed.commit.push((committed.commitMs * 1000) / committed.updates);
+    }
   }
-  return { cpu, wall };
+  return timed;
 }
 
 /** The minimum, the first quartile (the round a quarter of the way up) and the bench's median. */
@@ -84,14 +106,17 @@ const summary = (xs: number[]) => {
 installCleanup();
 const dir = makeTempDir('chatbridge-store-bench-');
 try {
-  const store = new SqliteEndpointStore(join(dir, 'store.sqlite'));
+  const store = new SqliteEndpointStore(join(dir, 'store.sqlite'), { onGroupCommit });
   const record = benchRecord();
   for (let i = 0; i < endpoints; i++) await store.create(`ep-${i}`, new Uint8Array(32), record);
   console.log(`${checkout}: ${endpoints} endpoints, batches of ${batchSize}, ${rounds} rounds of ${batches} batches; µs per update`);
   for (const write of [true, false]) {
     const before = (await store.get('ep-0'))!.version;
-    const { cpu, wall } = await timeRounds(store, write);
+    const { cpu, wall, statements, commit } = await timeRounds(store, write);
     console.log(`  ${write ? 'committed writes      ' : 'decisions, no writes  '} CPU ${summary(cpu)} | wall ${summary(wall)}`);
+    if (commit.length > 0) {
+      console.log(`    of the wall, in the group commit: statements ${summary(statements)} | COMMIT ${summary(commit)}`);
+    }
     // Each endpoint got (rounds + 1) * batches * batch / endpoints updates: did they commit, or not?
     const after = (await store.get('ep-0'))!.version;
     if (write ? after <= before : after !== before) throw new Error(`ep-0 went from version ${before} to ${after}`);

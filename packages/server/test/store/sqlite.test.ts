@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
-import { MIGRATIONS, SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { type GroupCommitTiming, MIGRATIONS, SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import type { StoredEndpoint } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
 import { describeStoreContract } from './contract.ts';
 
@@ -301,6 +302,30 @@ describe('SqliteEndpointStore row cache', () => {
     for (const id of ['a', 'b', 'c', 'a']) expect(Buffer.from((await store.get(id))!.tokenHash)).toEqual(hashToken(id));
     await setContent(store, 'a', 'changed');
     expect((await store.get('a'))!.record.meta.message.content).toBe('changed');
+    await store.close();
+  });
+
+  it('when updates share a turn, then one group commit reports them all with its statements and COMMIT timed; a failed COMMIT reports none', async () => {
+    const commits: GroupCommitTiming[] = [];
+    const file = scratchFile();
+    const store = new SqliteEndpointStore(file, { onGroupCommit: (c) => commits.push(c) });
+    for (const id of ['a', 'b', 'c']) await store.create(id, hashToken('t'), initialRecord());
+    const rewrite = (cur: StoredEndpoint | undefined) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined });
+    await Promise.all(['a', 'b', 'c'].map((id) => store.update(id, rewrite)));
+    await store.update('a', rewrite);
+    expect(commits.map((c) => c.updates)).toEqual([3, 1]);
+    for (const c of commits) {
+      expect(c.statementsMs).toBeGreaterThan(0);
+      expect(c.commitMs).toBeGreaterThan(0);
+    }
+    // Another connection holds the write lock past the busy timeout: BEGIN fails, nothing committed, nothing reported.
+    const other = new DatabaseSync(file);
+    other.exec('PRAGMA busy_timeout = 0; BEGIN IMMEDIATE');
+    store['db'].exec('PRAGMA busy_timeout = 0');
+    await expect(store.update('b', rewrite)).rejects.toThrow(/locked|busy/i);
+    other.exec('ROLLBACK');
+    other.close();
+    expect(commits).toHaveLength(2);
     await store.close();
   });
 });
