@@ -11,7 +11,7 @@
 // write). The same again with decisions that write nothing gives what is not SQLite's write: the
 // decision, the batch's transaction and the promises. Prints the minimum, first quartile and median
 // over the rounds (the minimum is the least disturbed by the rest of the machine), and the store's
-// own timing of its group commits (`onGroupCommit`): wall time per update in the statements and in
+// own timing of its group commits (`observeGroupCommits`): wall time per update in the statements and in
 // the COMMIT (its WAL frames, fsync and checkpoints).
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,7 +106,8 @@ const summary = (xs: number[]) => {
 installCleanup();
 const dir = makeTempDir('chatbridge-store-bench-');
 try {
-  const store = new SqliteEndpointStore(join(dir, 'store.sqlite'), { onGroupCommit });
+  const store = new SqliteEndpointStore(join(dir, 'store.sqlite'));
+  store.observeGroupCommits?.(onGroupCommit);
   const record = benchRecord();
   for (let i = 0; i < endpoints; i++) await store.create(`ep-${i}`, new Uint8Array(32), record);
   console.log(`${checkout}: ${endpoints} endpoints, batches of ${batchSize}, ${rounds} rounds of ${batches} batches; µs per update`);

@@ -303,8 +303,12 @@ export interface paths {
          * Prometheus metrics
          * @description Metrics in the Prometheus text format: requests by operation and status, request latency
          *     histograms, store call latency, webhook delivery outcomes, pending messages, queued deliveries,
-         *     expired messages, and process metrics. Labels never carry endpoint IDs, tokens or URLs. No
-         *     authentication: expose it only to your monitoring network.
+         *     expired messages, and process metrics. On the embedded SQLite store, also its group commits:
+         *     `chatbridge_sqlite_group_commit_seconds{phase}` is how long each one held the event loop, in
+         *     its statements and in its COMMIT (the WAL write and its fsync, any checkpoint), and
+         *     `chatbridge_sqlite_group_commit_updates` how many updates it carried. A slow disk shows there
+         *     first. Labels never carry endpoint IDs, tokens or URLs. No authentication: expose it only to
+         *     your monitoring network.
          */
         get: operations["getMetrics"];
         put?: never;

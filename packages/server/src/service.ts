@@ -4,7 +4,7 @@ import { createWebhookSender } from './delivery/send.ts';
 import { type EventStreamSettings, startEvents } from './events/streams.ts';
 import type { AppDeps, Readiness } from './http/deps.ts';
 import type { Logger } from './logger.ts';
-import { instrumentStore } from './observability/instrumentStore.ts';
+import { instrumentStore, measureGroupCommits } from './observability/instrumentStore.ts';
 import { createMetrics, type DeliveryOutcome } from './observability/metrics.ts';
 import { Relay, type RelayStats } from './relay/relay.ts';
 import { createRateLimits, type RateLimitSettings } from './http/rateLimits.ts';
@@ -51,6 +51,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
   const clock = options.clock ?? Date.now;
   const rawStore = options.store;
   const metrics = createMetrics({ pendingMessages: () => rawStore.countPending(), queuedDeliveries: () => rawStore.countDeliveries() });
+  measureGroupCommits(rawStore, metrics);
   const store = instrumentStore(rawStore, metrics);
   const sender = createWebhookSender({
     allowPrivate: options.allowPrivateWebhooks,

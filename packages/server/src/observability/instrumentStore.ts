@@ -1,10 +1,11 @@
 // One decorator of the storage port, so the hot path pays for a single wrapper: it times every call
 // (metrics) and turns failures that mean "the database cannot be reached" into StoreUnavailableError,
 // which the HTTP layer answers with 503. Adapters stay free of both concerns. Each method's wrapper
-// and its metric children are made once, not on every call.
+// and its metric children are made once, not on every call. measureGroupCommits, below, records what
+// a store that groups its commits reports of them.
 import type { EndpointStore } from '../store/port.ts';
 import { StoreUnavailableError, isUnavailable } from '../store/unavailable.ts';
-import type { Metrics } from './metrics.ts';
+import { createGroupCommitMetrics, type Metrics } from './metrics.ts';
 
 type Method = (...args: unknown[]) => Promise<unknown>;
 
@@ -45,5 +46,18 @@ export function instrumentStore(store: EndpointStore, metrics: Metrics): Endpoin
       if (!wrapper) wrappers.set(property, (wrapper = wrap(property, value as Method)));
       return wrapper;
     },
+  });
+}
+
+/** A store that groups its commits (SQLite) reports each one; the histograms appear only then. */
+export function measureGroupCommits(store: EndpointStore, metrics: Metrics): void {
+  if (!store.observeGroupCommits) return;
+  const { duration, updates } = createGroupCommitMetrics(metrics.registry);
+  const statements = duration.labels('statements');
+  const commit = duration.labels('commit');
+  store.observeGroupCommits((c) => {
+    statements.observe(c.statementsMs / 1000);
+    commit.observe(c.commitMs / 1000);
+    updates.observe(c.updates);
   });
 }

@@ -13,6 +13,31 @@ export interface Metrics {
   readonly expiredMessages: Counter;
 }
 
+/** SQLite's group commits: how long each holds the event loop, and how many updates it carries. */
+export interface GroupCommitMetrics {
+  readonly duration: Histogram<'phase'>;
+  readonly updates: Histogram;
+}
+
+/** Registered only for a store that groups its commits (SQLite), so PostgreSQL shows no empty series. */
+export function createGroupCommitMetrics(registry: Registry): GroupCommitMetrics {
+  return {
+    duration: new Histogram({
+      name: 'chatbridge_sqlite_group_commit_seconds',
+      help: 'Time a group commit holds the event loop, by phase: statements (every update in it) and commit (the WAL write, its fsync, any checkpoint).',
+      labelNames: ['phase'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+      registers: [registry],
+    }),
+    updates: new Histogram({
+      name: 'chatbridge_sqlite_group_commit_updates',
+      help: 'Updates committed together in one transaction (one fsync).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [registry],
+    }),
+  };
+}
+
 /** Gauges read from the store when Prometheus scrapes. */
 export interface StoreGauges {
   pendingMessages(): Promise<number>;

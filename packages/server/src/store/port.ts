@@ -89,6 +89,16 @@ export interface Decision<T> {
  * appends the new record to the endpoint's event log, in the same transaction, and tells the change
  * feed once committed. A decision without `write` changes neither.
  */
+/** One group commit, timed on the event loop (wall time: the loop serves nothing else meanwhile). */
+export interface GroupCommitTiming {
+  /** Updates in the transaction. */
+  updates: number;
+  /** BEGIN, then every update's read, decision and statements, in milliseconds. */
+  statementsMs: number;
+  /** The COMMIT in milliseconds: the WAL's frames, its fsync, and any automatic checkpoint. */
+  commitMs: number;
+}
+
 export interface EndpointStore {
   readonly kind: string;
   get(id: string): Promise<StoredEndpoint | undefined>;
@@ -142,6 +152,13 @@ export interface EndpointStore {
    * feed recovers from by itself.
    */
   openChangeFeed(hooks?: { onError?: (err: Error) => void }): Promise<ChangeFeed>;
+
+  /**
+   * Stores that group the updates of one event-loop turn into one transaction (SQLite) tell
+   * `listener` of each group commit that committed, for metrics and benchmarks. A store without
+   * group commits on the event loop leaves this out.
+   */
+  observeGroupCommits?(listener: (commit: GroupCommitTiming) => void): void;
 
   /** Rejects when the store cannot serve requests. */
   ping(): Promise<void>;

@@ -17,6 +17,7 @@ import {
   type EndpointEvent,
   type EndpointStore,
   type EventLogWindow,
+  type GroupCommitTiming,
   type StoredEndpoint,
 } from './port.ts';
 
@@ -89,18 +90,6 @@ export interface SqliteStoreOptions {
   eventWindow?: Partial<EventLogWindow>;
   /** Committed rows kept in memory for reads (default 10,000; 0 turns the cache off). */
   cachedRows?: number;
-  /** Told of every group commit that committed: where the event loop's time went (`bench/store.ts`). */
-  onGroupCommit?: (commit: GroupCommitTiming) => void;
-}
-
-/** One group commit, timed on the event loop (wall time, milliseconds). */
-export interface GroupCommitTiming {
-  /** Updates in the batch. */
-  updates: number;
-  /** BEGIN, the reads, decisions and statements of every update. */
-  statementsMs: number;
-  /** The COMMIT: the WAL's frames, its fsync, and any automatic checkpoint. */
-  commitMs: number;
 }
 
 const DEFAULT_CACHED_ROWS = 10_000;
@@ -187,11 +176,10 @@ export class SqliteEndpointStore implements EndpointStore {
   /** Updates waiting for the next group commit. */
   private readonly queued: QueuedUpdate[] = [];
   private readonly cache: RowCache;
-  private readonly onGroupCommit: SqliteStoreOptions['onGroupCommit'];
+  private readonly groupCommitListeners: ((commit: GroupCommitTiming) => void)[] = [];
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.clock = options.clock ?? Date.now;
-    this.onGroupCommit = options.onGroupCommit;
     this.window = { ...DEFAULT_EVENT_WINDOW, ...options.eventWindow };
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
@@ -381,6 +369,10 @@ export class SqliteEndpointStore implements EndpointStore {
     return this.read(id);
   }
 
+  observeGroupCommits(listener: (commit: GroupCommitTiming) => void): void {
+    this.groupCommitListeners.push(listener);
+  }
+
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.queued.length === 0) setImmediate(() => this.groupCommit());
@@ -409,7 +401,10 @@ export class SqliteEndpointStore implements EndpointStore {
       this.rollback();
       return fail(error);
     }
-    this.onGroupCommit?.({ updates: batch.length, statementsMs: committing - started, commitMs: performance.now() - committing });
+    if (this.groupCommitListeners.length > 0) {
+      const timing = { updates: batch.length, statementsMs: committing - started, commitMs: performance.now() - committing };
+      for (const listener of this.groupCommitListeners) listener(timing);
+    }
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(this.committed(item.id, outcome.value));

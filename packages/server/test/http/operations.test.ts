@@ -1,6 +1,9 @@
 // What operators and browsers see: metrics, security headers, CORS policy, size limits, slow clients.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { measureGroupCommits } from '../../src/observability/instrumentStore.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import type { EndpointStore, GroupCommitTiming } from '../../src/store/port.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { useServer } from './harness.ts';
 
@@ -24,6 +27,39 @@ describe('metrics', () => {
     }
     expect(text).not.toContain(id);
     expect(text).not.toContain(token);
+  });
+
+  it('when updates commit on SQLite, then /-/metrics shows how long each group commit held the event loop and how many updates it carried', async () => {
+    const { id, token } = await h.endpoint('metrics-commits');
+    const scrape = async () => (await fetch(`${h.server.url}/-/metrics`)).text();
+    // A labelled series appears with its first observation: absent counts as 0.
+    const countOf = (text: string, series: string) => Number(new RegExp(`^${series} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    const before = await scrape();
+    await Promise.all(['one', 'two', 'three'].map((message_content) => h.client.updateEndpoint(id, token, { message_content })));
+    const after = await scrape();
+    const updates = (text: string) => countOf(text, 'chatbridge_sqlite_group_commit_updates_sum');
+    const commits = (text: string, phase: string) => countOf(text, `chatbridge_sqlite_group_commit_seconds_count\\{phase="${phase}"\\}`);
+    // Every update is in exactly one group commit; three concurrent ones share one to three of them.
+    expect(updates(after) - updates(before)).toBe(3);
+    const added = commits(after, 'commit') - commits(before, 'commit');
+    expect(added).toBeGreaterThanOrEqual(1);
+    expect(added).toBeLessThanOrEqual(3);
+    expect(commits(after, 'statements') - commits(before, 'statements')).toBe(added);
+    expect(after).toContain('chatbridge_sqlite_group_commit_seconds_bucket{le="0.001",phase="commit"}');
+  });
+
+  it('when the store has no group commits (PostgreSQL), then no group-commit series appear', async () => {
+    const withoutGroupCommits = {} as EndpointStore;
+    const metrics = createMetrics();
+    measureGroupCommits(withoutGroupCommits, metrics);
+    expect(await metrics.registry.metrics()).not.toContain('group_commit');
+    // The same registry wiring, given a store that reports: the series appear.
+    let report: ((c: GroupCommitTiming) => void) | undefined;
+    measureGroupCommits({ observeGroupCommits: (listener: (c: GroupCommitTiming) => void) => void (report = listener) } as unknown as EndpointStore, metrics);
+    report!({ updates: 5, statementsMs: 0.2, commitMs: 0.4 });
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/^chatbridge_sqlite_group_commit_updates_sum 5$/m);
+    expect(text).toMatch(/^chatbridge_sqlite_group_commit_seconds_sum\{phase="commit"\} 0\.0004$/m);
   });
 });
 

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
-import { type GroupCommitTiming, MIGRATIONS, SqliteEndpointStore } from '../../src/store/sqlite.ts';
-import type { StoredEndpoint } from '../../src/store/port.ts';
+import { MIGRATIONS, SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import type { GroupCommitTiming, StoredEndpoint } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
 import { describeStoreContract } from './contract.ts';
 
@@ -308,7 +308,8 @@ describe('SqliteEndpointStore row cache', () => {
   it('when updates share a turn, then one group commit reports them all with its statements and COMMIT timed; a failed COMMIT reports none', async () => {
     const commits: GroupCommitTiming[] = [];
     const file = scratchFile();
-    const store = new SqliteEndpointStore(file, { onGroupCommit: (c) => commits.push(c) });
+    const store = new SqliteEndpointStore(file);
+    store.observeGroupCommits((c) => commits.push(c));
     for (const id of ['a', 'b', 'c']) await store.create(id, hashToken('t'), initialRecord());
     const rewrite = (cur: StoredEndpoint | undefined) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined });
     await Promise.all(['a', 'b', 'c'].map((id) => store.update(id, rewrite)));
