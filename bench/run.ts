@@ -65,6 +65,7 @@ import { PRODUCTION_SERVER_ENV, buildServer, median, serverCommandOf } from './l
 import { deleteSeededRows } from './lib/seededRows.ts';
 import { vacuumAndReport } from './lib/vacuum.ts';
 import { barChart } from './lib/svg.ts';
+import { describeGroupCommits, scrapeGroupCommits } from './lib/groupCommits.ts';
 import { formatSummary, summarizeProfile } from './profile-summary.ts';
 import type { SeedOutput } from './seed.ts';
 
@@ -327,6 +328,8 @@ interface Measured {
   otherCpuPct?: number;
   /** The measured window, in seconds from the process's spawn (for its profile). */
   window: { from: number; to: number };
+  /** What the server reported of its group commits over the window (SQLite updates). */
+  groupCommits?: string;
 }
 
 /** A warm-up, then the measured window: the load's figures, and the CPU of the server, of autocannon and of everything else. */
@@ -334,11 +337,14 @@ async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: 
   const warm = warmupS > 0 ? await runLoad({ ...load, durationS: warmupS }) : { requests: 0, errors: 0, non2xx: 0 };
   const from = (performance.now() - t.spawnedAt) / 1000;
   const cpu0 = cpuSecondsOf(t.proc.pid);
+  const commits0 = load.method === 'POST' ? await scrapeGroupCommits(t.origin) : undefined;
   const busy0 = machineBusySeconds();
   const self0 = process.cpuUsage();
   const wall0 = performance.now();
   const figures = await runLoad({ ...load, durationS });
   const wallS = (performance.now() - wall0) / 1000;
+  const commits1 = commits0 && (await scrapeGroupCommits(t.origin));
+  const groupCommits = commits0 && commits1 && describeGroupCommits(commits0, commits1, wallS);
   const cpu1 = cpuSecondsOf(t.proc.pid);
   const busy1 = machineBusySeconds();
   const self = process.cpuUsage(self0);
@@ -358,6 +364,7 @@ async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: 
       busy1 !== undefined &&
       server.cpuPct !== undefined && { otherCpuPct: Math.max(0, ((busy1 - busy0) / wallS) * 100 - server.cpuPct - loadGenCpuPct) }),
     window: { from, to: from + wallS },
+    ...(groupCommits && { groupCommits }),
   };
 }
 
@@ -388,6 +395,7 @@ async function runScenario(def: ScenarioDef, data: Dataset, recordFile: string):
     result.loadGenCpuPct = m.loadGenCpuPct;
     result.server = m.server;
     if (m.otherCpuPct !== undefined) result.otherCpuPct = m.otherCpuPct;
+    if (m.groupCommits) result.notes.push(m.groupCommits);
     if (def.op === 'update') {
       const problem = await verifyWrites(t.origin, endpoints);
       if (problem) {
