@@ -43,7 +43,7 @@ const { benchRecord } = await import('./lib/record.ts');
 
 type Store = InstanceType<typeof SqliteEndpointStore>;
 
-/** The store's own timing of its group commits (a checkout from before it had the option reports none). */
+/** The store's own timing of its group commits (a checkout from before observeGroupCommits reports none). */
 const committed = { updates: 0, statementsMs: 0, commitMs: 0 };
 const onGroupCommit = (c: { updates: number; statementsMs: number; commitMs: number }) => {
   committed.updates += c.updates;

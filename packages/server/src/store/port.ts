@@ -79,16 +79,6 @@ export interface Decision<T> {
   result: T;
 }
 
-/**
- * The storage port. Adapters (SQLite, PostgreSQL) make `update` atomic: `decide` sees the committed
- * row, and its decision commits only if nothing else has changed the row since (SQLite holds the write
- * lock; PostgreSQL writes only if the row's version and token are unchanged, else reads and decides
- * again, taking the row lock after a few lost races).
- *
- * Every committed `write` (of `update` or `completeDelivery`) also increments the row's `version` and
- * appends the new record to the endpoint's event log, in the same transaction, and tells the change
- * feed once committed. A decision without `write` changes neither.
- */
 /** One group commit, timed on the event loop (wall time: the loop serves nothing else meanwhile). */
 export interface GroupCommitTiming {
   /** Updates in the transaction. */
@@ -99,6 +89,16 @@ export interface GroupCommitTiming {
   commitMs: number;
 }
 
+/**
+ * The storage port. Adapters (SQLite, PostgreSQL) make `update` atomic: `decide` sees the committed
+ * row, and its decision commits only if nothing else has changed the row since (SQLite holds the write
+ * lock; PostgreSQL writes only if the row's version and token are unchanged, else reads and decides
+ * again, taking the row lock after a few lost races).
+ *
+ * Every committed `write` (of `update` or `completeDelivery`) also increments the row's `version` and
+ * appends the new record to the endpoint's event log, in the same transaction, and tells the change
+ * feed once committed. A decision without `write` changes neither.
+ */
 export interface EndpointStore {
   readonly kind: string;
   get(id: string): Promise<StoredEndpoint | undefined>;

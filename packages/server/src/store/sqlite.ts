@@ -401,15 +401,14 @@ export class SqliteEndpointStore implements EndpointStore {
       this.rollback();
       return fail(error);
     }
-    if (this.groupCommitListeners.length > 0) {
-      const timing = { updates: batch.length, statementsMs: committing - started, commitMs: performance.now() - committing };
-      for (const listener of this.groupCommitListeners) listener(timing);
-    }
+    const timing = { updates: batch.length, statementsMs: committing - started, commitMs: performance.now() - committing };
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(this.committed(item.id, outcome.value));
       else item.reject(outcome.error);
     });
+    // After the batch is settled, so that a listener can delay no acknowledgement.
+    for (const listener of this.groupCommitListeners) listener(timing);
   }
 
   /**
