@@ -335,19 +335,20 @@ interface Measured {
 /** A warm-up, then the measured window: the load's figures, and the CPU of the server, of autocannon and of everything else. */
 async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: number): Promise<Measured> {
   const warm = warmupS > 0 ? await runLoad({ ...load, durationS: warmupS }) : { requests: 0, errors: 0, non2xx: 0 };
+  // Scraped outside the CPU counters' window, so that rendering the metrics is not counted as load.
+  const commits0 = load.method === 'POST' ? await scrapeGroupCommits(t.origin) : undefined;
   const from = (performance.now() - t.spawnedAt) / 1000;
   const cpu0 = cpuSecondsOf(t.proc.pid);
-  const commits0 = load.method === 'POST' ? await scrapeGroupCommits(t.origin) : undefined;
   const busy0 = machineBusySeconds();
   const self0 = process.cpuUsage();
   const wall0 = performance.now();
   const figures = await runLoad({ ...load, durationS });
   const wallS = (performance.now() - wall0) / 1000;
-  const commits1 = commits0 && (await scrapeGroupCommits(t.origin));
-  const groupCommits = commits0 && commits1 && describeGroupCommits(commits0, commits1, wallS);
   const cpu1 = cpuSecondsOf(t.proc.pid);
   const busy1 = machineBusySeconds();
   const self = process.cpuUsage(self0);
+  const commits1 = commits0 && (await scrapeGroupCommits(t.origin));
+  const groupCommits = commits0 && commits1 && describeGroupCommits(commits0, commits1, wallS);
   const mem = memoryOf(t.proc.pid);
   const loadGenCpuPct = ((self.user + self.system) / 1e6 / wallS) * 100;
   const server: Measured['server'] = {

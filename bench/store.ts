@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { installCleanup, makeTempDir, removeTempDir } from './lib/procs.ts';
 import { median } from './lib/server.ts';
+import type { GroupCommitTiming } from '../packages/server/src/store/port.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +46,7 @@ type Store = InstanceType<typeof SqliteEndpointStore>;
 
 /** The store's own timing of its group commits (a checkout from before observeGroupCommits reports none). */
 const committed = { updates: 0, statementsMs: 0, commitMs: 0 };
-const onGroupCommit = (c: { updates: number; statementsMs: number; commitMs: number }) => {
+const onGroupCommit = (c: GroupCommitTiming) => {
   committed.updates += c.updates;
   committed.statementsMs += c.statementsMs;
   committed.commitMs += c.commitMs;
