@@ -1,12 +1,48 @@
-// pino to stdout. Secrets never reach a log line: the `token` query parameter is masked in every
-// logged URL and the Authorization header is redacted.
+// pino to stdout. Secrets never reach a log line: a logged URL keeps no query value and no
+// over-long path segment (see redactUrl), and the Authorization header is redacted.
 import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger };
 
-/** Replaces the value of every `token` query parameter with `[REDACTED]`. */
+const REDACTED = '[REDACTED]';
+/** The shape of every query parameter name in the spec; any other key is not logged either. */
+const PARAMETER_NAME = /^[a-z][a-z_]{0,39}$/;
+/** Longer than any endpoint ID, so it may be a token sent in the wrong place. */
+const MAX_LOGGED_SEGMENT = 64;
+
+function decodedOrUndefined(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The URL as a log line may show it: every query value replaced by `[REDACTED]` (values carry tokens,
+ * webhook URLs and message text, however their keys are spelt or encoded), keys shown decoded only
+ * when they look like a parameter name (else `[REDACTED]`: a key can hold a mistyped token), path
+ * segments longer than an endpoint ID replaced, and any fragment dropped.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]token=)[^&#]*/gi, '$1[REDACTED]');
+  const hash = url.indexOf('#');
+  const whole = hash === -1 ? url : url.slice(0, hash);
+  const q = whole.indexOf('?');
+  const path = (q === -1 ? whole : whole.slice(0, q))
+    .split('/')
+    .map((segment) => (segment.length > MAX_LOGGED_SEGMENT ? REDACTED : segment))
+    .join('/');
+  if (q === -1) return path;
+  const keys = whole
+    .slice(q + 1)
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const key = decodedOrUndefined(eq === -1 ? pair : pair.slice(0, eq));
+      return `${key !== undefined && PARAMETER_NAME.test(key) ? key : REDACTED}=${REDACTED}`;
+    });
+  return keys.length === 0 ? path : `${path}?${keys.join('&')}`;
 }
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

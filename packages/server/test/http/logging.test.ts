@@ -21,6 +21,10 @@ describe('request logging', () => {
       await client.getEndpoint('logged-1', token);
       await client.updateEndpoint('logged-1', token, { message_content: 'hello' });
       await client.getEndpoint('logged-1', `${token.slice(0, -1)}x`).catch(() => undefined);
+      // The token under a percent-encoded key still authenticates; a webhook URL travels as a value.
+      const webhook = 'https://chat-a.example.com/api/webhooks/123456789012345678/webhook-secret-part';
+      expect((await raw(`${server.url}/logged-1?%74oken=${token}`)).status).toBe(200);
+      expect((await raw(`${server.url}/update/logged-1?token=${token}&channel_chat_a=111111&webhook_chat_a=${webhook}`, { method: 'POST' })).status).toBe(200);
       const rotated = await client.rotateEndpointToken('logged-1');
       const r = await fetch(`${server.url}/-/live`, { headers: { 'x-request-id': 'trace-abc-123' } });
       expect(r.headers.get('x-request-id')).toBe('trace-abc-123');
@@ -28,7 +32,9 @@ describe('request logging', () => {
 
       const log = lines.join('');
       expect(lines.length).toBeGreaterThan(5);
-      for (const secret of [token, rotated.token, server.adminToken, token.slice(4, 40)]) expect(log).not.toContain(secret);
+      for (const secret of [token, rotated.token, server.adminToken, token.slice(4, 40), 'webhook-secret-part', 'api/webhooks']) {
+        expect(log).not.toContain(secret);
+      }
       expect(log).toContain('token=[REDACTED]');
       expect(log).toContain('trace-abc-123');
     } finally {

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { redactUrl } from '../../src/logger.ts';
+
+const TOKEN = 'cbt_MgzDdX6_OSnt3agZ0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPqEsU';
+
+describe('redactUrl (the URL a request log line shows)', () => {
+  it('when the token key is spelt or percent-encoded another way, then its value is still not shown', () => {
+    for (const key of ['token', '%74oken', 'TOKEN', 'token2', '+token', 'token+', 'token[]', ';token', 'to%6Ben']) {
+      const logged = redactUrl(`/comm1?${key}=${TOKEN}`);
+      expect(logged).not.toContain(TOKEN.slice(4, 30));
+      expect(logged.startsWith('/comm1?')).toBe(true);
+    }
+  });
+
+  it('when a key itself holds a token, or a token is sent in the path, then neither is shown', () => {
+    expect(redactUrl(`/comm1?token%3D${TOKEN}`)).toBe('/comm1?[REDACTED]=[REDACTED]');
+    expect(redactUrl(`/comm1?${TOKEN}`)).toBe('/comm1?[REDACTED]=[REDACTED]');
+    expect(redactUrl(`/${TOKEN}`)).toBe('/[REDACTED]');
+    expect(redactUrl(`/update/${TOKEN}?beta=true`)).toBe('/update/[REDACTED]?beta=[REDACTED]');
+  });
+
+  it('when an update carries a webhook URL and message text, then the line keeps the parameter names only', () => {
+    const webhook = 'https://chat-a.example.com/api/webhooks/123456789012345678/abcdefghijklmnop1';
+    const url = `/update/comm3?token=${TOKEN}&channel_chat_a=111111&webhook_chat_a=${webhook}&message_content=hello%20there`;
+    expect(redactUrl(url)).toBe(
+      '/update/comm3?token=[REDACTED]&channel_chat_a=[REDACTED]&webhook_chat_a=[REDACTED]&message_content=[REDACTED]',
+    );
+    expect(redactUrl(`/update/comm3?webhook_chat_a=${encodeURIComponent(webhook)}`)).not.toContain('abcdefghijklmnop1');
+  });
+
+  it('when the URL has no query, malformed escapes or a fragment, then the path is kept and nothing else leaks', () => {
+    expect(redactUrl('/-/live')).toBe('/-/live');
+    expect(redactUrl('/admin/endpoints/comm1/token')).toBe('/admin/endpoints/comm1/token');
+    expect(redactUrl('/comm1?')).toBe('/comm1');
+    expect(redactUrl('/comm1?%ZZ=1&beta')).toBe('/comm1?[REDACTED]=[REDACTED]&beta=[REDACTED]');
+    expect(redactUrl(`/comm1?beta=true#${TOKEN}`)).toBe('/comm1?beta=[REDACTED]');
+  });
+});
