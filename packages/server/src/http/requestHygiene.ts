@@ -1,6 +1,8 @@
-// Checks the validator cannot make on its own, run before it: the URL decodes, query keys are plain
-// names, and integer parameters are written as plain decimal integers (the validator's coercion would
-// accept "Infinity", "1e3" or "0x10"). Each failure is a 400 naming the parameter.
+// Checks the validator cannot make on its own, run before it: the URL decodes (the query parser
+// would turn a malformed escape into U+FFFD or keep it literally, and the value would be stored so),
+// query keys are plain names, and integer parameters are written as plain decimal integers (the
+// validator's coercion would accept "Infinity", "1e3" or "0x10"). Each failure is a 400 naming the
+// parameter.
 import { readFileSync } from 'node:fs';
 import { parse as parseQuery } from 'node:querystring';
 import express, { type Express, type Request, type RequestHandler } from 'express';
@@ -31,16 +33,43 @@ export function queryParametersOfType(specPath: string, type: 'integer' | 'boole
 }
 
 const DECIMAL_INTEGER = /^-?\d+$/;
+const NOT_UTF8 = 'is not valid percent-encoded UTF-8';
+
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Query keys and values that are not valid percent-encoded UTF-8 (`%ZZ`, `%FF`, an encoded surrogate). */
+function malformedEscapes(url: string, issues: Issue[]): void {
+  const q = url.indexOf('?');
+  if (q === -1 || !url.includes('%', q)) return; // the common case: nothing to decode
+  for (const pair of url.slice(q + 1).split('&')) {
+    if (!pair.includes('%')) continue;
+    const eq = pair.indexOf('=');
+    const key = eq === -1 ? pair : pair.slice(0, eq);
+    const keyDecodes = decodes(key);
+    if (!keyDecodes || (eq !== -1 && !decodes(pair.slice(eq + 1)))) {
+      issues.push({ parameter: keyDecodes ? decodeURIComponent(key.replace(/\+/g, ' ')) : key, in: 'query', message: NOT_UTF8 });
+    }
+  }
+}
 
 export function requestHygiene(integerParameters: Set<string>): RequestHandler {
   return (req, _res, next) => {
     try {
       decodeURIComponent(req.path);
     } catch {
-      return next(invalid([{ parameter: 'endpoint', in: 'path', message: 'is not valid percent-encoded UTF-8' }]));
+      return next(invalid([{ parameter: 'endpoint', in: 'path', message: NOT_UTF8 }]));
     }
     const issues: Issue[] = [];
+    malformedEscapes(req.originalUrl, issues);
     for (const [key, value] of Object.entries(req.query)) {
+      if (issues.length > 0 && issues.some((issue) => issue.parameter === key)) continue;
       if (/[[\]]/.test(key)) issues.push({ parameter: key, in: 'query', message: 'unknown parameter (bracket notation is not supported)' });
       else if (integerParameters.has(key) && typeof value === 'string' && !(DECIMAL_INTEGER.test(value) && Number.isSafeInteger(Number(value)))) {
         issues.push({ parameter: key, in: 'query', message: 'must be a decimal integer' });

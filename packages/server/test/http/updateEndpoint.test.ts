@@ -218,6 +218,30 @@ describe('updateEndpoint', () => {
     expect((await h.client.getEndpoint(id, token)).meta.message.content).toBeNull();
   });
 
+  it('when a key or value is not valid percent-encoded UTF-8, then 400 naming each, and nothing is applied', async () => {
+    const { id, token } = await h.endpoint();
+    for (const bad of ['%FF', '%ED%A0%80', '%E0%A4', '%ZZ', 'ok%']) {
+      const r = await raw(`${h.server.url}/update/${id}?token=${token}&message_content=${bad}&blacklist=%FF&beta=true`, { method: 'POST' });
+      expect(r.status).toBe(400);
+      expect(r.type).toContain('application/problem+json');
+      expect(r.body.errors).toEqual([
+        { parameter: 'message_content', in: 'query', message: 'is not valid percent-encoded UTF-8' },
+        { parameter: 'blacklist', in: 'query', message: 'is not valid percent-encoded UTF-8' },
+      ]);
+    }
+    const key = await raw(`${h.server.url}/update/${id}?token=${token}&%FFoo=1`, { method: 'POST' });
+    expect(key.status).toBe(400);
+    expect(key.body.errors).toEqual([{ parameter: '%FFoo', in: 'query', message: 'is not valid percent-encoded UTF-8' }]);
+    const record = await h.client.getEndpoint(id, token);
+    expect(record.meta.message.content).toBeNull();
+    expect(record.config.blacklist).toEqual([]);
+    expect(record.config.isbeta).toBe(false);
+    // Well-formed escapes of the same characters still round-trip.
+    const ok = await raw(`${h.server.url}/update/${id}?token=${token}&message_content=%C3%BF%EF%BF%BD%25ZZ`, { method: 'POST' });
+    expect(ok.status).toBe(200);
+    expect(ok.body.meta.message.content).toBe('\u00ff\ufffd%ZZ');
+  });
+
   it('when a parameter is repeated, then 400 naming it', async () => {
     const { id, token } = await h.endpoint();
     const r = await raw(`${h.server.url}/update/${id}?token=${token}&channel_chat_c=chan-1&channel_chat_c=chan-2`, { method: 'POST' });
