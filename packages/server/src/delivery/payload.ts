@@ -20,8 +20,10 @@
 //   ≤ 2048, field `name` ≤ 256, field `value` ≤ 1024, at most 25 fields, and the embed's text in
 //   total (title + description + footer + field names and values) ≤ 6000: trailing fields are dropped
 //   first, then the description is shortened. Text is cut only when it is over its limit, and then
-//   ends with "…" (the cut text including the "…" is exactly at the limit). A whole `content` over
-//   2000 is cut at its end, so trailing attachment links are what a very long message loses first.
+//   ends with "…" (the cut text including the "…" is exactly at the limit). A `content` over 2000
+//   keeps its attachment links whole: the quote and message text before them are cut to make room
+//   (a link is the attachment itself; the end of a long text matters less). Only when the links
+//   alone leave no room is the whole `content` cut at its end.
 // - `username` is `author.name`, omitted when null or blank (platforms reject an empty name; the
 //   webhook's own name is used instead). Not otherwise altered: a platform may still refuse names it
 //   reserves (Discord: names containing "discord" or "clyde" give a 400, a permanent rejection).
@@ -128,16 +130,27 @@ function buildEmbed(embed: Embed): WebhookEmbed | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** `content`: the quote and text, then the links; the text is what gets cut, so the links fit whole. */
+function contentOf(text: string, links: string): string | undefined {
+  const max = PAYLOAD_LIMITS.content;
+  if (text === '' || links === '') return text === '' && links === '' ? undefined : truncate(text || links, max);
+  if (text.length + 1 + links.length <= max) return `${text}\n${links}`;
+  const room = max - links.length - 1; // 1: the line break before the links
+  if (room > ELLIPSIS.length) return `${truncate(text, room)}\n${links}`;
+  return truncate(`${text}\n${links}`, max); // the links alone (nearly) fill it
+}
+
 /** The webhook body for the record's latest message. See the decisions at the top of this file. */
 export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
   const message = record.meta.message;
   const blocks: string[] = [];
   if (message.isReply && present(message.reply.message)) blocks.push(replyQuote(message.reply.author, message.reply.message));
   if (present(message.content)) blocks.push(message.content);
-  for (const url of message.attachments) if (url.length > 0) blocks.push(url);
+  const links = message.attachments.filter((url) => url.length > 0).join('\n');
 
   const payload: WebhookPayload = { allowed_mentions: { parse: [] } };
-  if (blocks.length > 0) payload.content = truncate(blocks.join('\n'), PAYLOAD_LIMITS.content);
+  const content = contentOf(blocks.join('\n'), links);
+  if (content !== undefined) payload.content = content;
   const name = message.author.name;
   if (present(name) && name.trim().length > 0) payload.username = truncate(name, PAYLOAD_LIMITS.username);
   const avatar = message.author.avatar;

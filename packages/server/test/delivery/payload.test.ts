@@ -199,10 +199,29 @@ describe('buildWebhookPayload: limits', () => {
     expect(out).toBe(`${'x'.repeat(1999)}…`);
   });
 
-  it('when content plus attachments exceed the limit, then the whole text is cut at its end', () => {
-    const out = buildWebhookPayload(recordWith({ content: 'x'.repeat(1990), attachments: ['https://cdn.example.com/file.png'] })).content!;
+  it('when content plus attachments exceed the limit, then the text is cut so that the links fit whole', () => {
+    const link = 'https://cdn.example.com/file.png';
+    const out = buildWebhookPayload(recordWith({ content: 'x'.repeat(1990), attachments: [link] })).content!;
     expect(out).toHaveLength(2000);
-    expect(out.startsWith('x'.repeat(1990))).toBe(true);
+    expect(out).toBe(`${'x'.repeat(2000 - link.length - 2)}…\n${link}`);
+  });
+
+  it('when a reply, text of characters outside the BMP and two links exceed the limit, then quote and links are kept and the text is cut', () => {
+    const links = ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.png'];
+    const out = buildWebhookPayload(
+      recordWith({ isReply: true, reply: { author: 'Grace', message: 'orig' }, content: `@everyone ${'😀'.repeat(1480)}`, attachments: links }),
+    ).content!;
+    expect(out.length).toBeLessThanOrEqual(2000);
+    expect(out.startsWith('> **Grace**: orig\n@everyone 😀')).toBe(true);
+    expect(out.endsWith(`…\n${links.join('\n')}`)).toBe(true);
+    expect(out).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/); // no half surrogate pair
+  });
+
+  it('when the links alone leave no room for the text, then the whole content is cut at its end', () => {
+    const long = `https://cdn.example.com/${'p'.repeat(1500)}`;
+    const out = buildWebhookPayload(recordWith({ content: 'hello', attachments: [long, long] })).content!;
+    expect(out).toHaveLength(2000);
+    expect(out.startsWith(`hello\n${long}\n`)).toBe(true);
     expect(out.endsWith('…')).toBe(true);
   });
 
