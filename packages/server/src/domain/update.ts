@@ -46,6 +46,27 @@ function webhookProblem(value: string, policy: UpdatePolicy): string | undefined
   return policy.allowHttpWebhooks ? 'must be an absolute http or https URL' : 'must be an absolute https URL';
 }
 
+/** Length in Unicode code points, as the spec counts it. */
+const codePoints = (value: string) => {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+};
+
+/**
+ * The seed bounds `allowed_ids` and `message_attachments` per item ("an ID", "URL of an attachment");
+ * the spec's schema can only bound the whole value, which holds a comma list, so each item is checked
+ * here.
+ */
+const ALLOWED_ID_LENGTH = { min: 5, max: 50 };
+const MIN_ATTACHMENT_URL_LENGTH = 20;
+
+function allowedIdProblem(value: string): string | undefined {
+  const n = codePoints(value);
+  if (n >= ALLOWED_ID_LENGTH.min && n <= ALLOWED_ID_LENGTH.max) return undefined;
+  return `each ID must be ${ALLOWED_ID_LENGTH.min} to ${ALLOWED_ID_LENGTH.max} characters ('${value.slice(0, 60)}' has ${n})`;
+}
+
 const LIST_TARGETS: ListTarget[] = [
   ...(['chat_a', 'chat_b'] as const).map((p): ListTarget => ({
     parameter: `webhook_${p}`,
@@ -63,7 +84,14 @@ const LIST_TARGETS: ListTarget[] = [
     key: exact,
   })),
   { parameter: 'blacklist', select: (r) => r.config.blacklist, limit: LIST_LIMITS.blacklist, commaList: true, key: caseless },
-  { parameter: 'allowed_ids', select: (r) => r.config['allowed-ids'], limit: LIST_LIMITS.allowedIds, commaList: true, key: exact },
+  {
+    parameter: 'allowed_ids',
+    select: (r) => r.config['allowed-ids'],
+    limit: LIST_LIMITS.allowedIds,
+    commaList: true,
+    key: exact,
+    validate: allowedIdProblem,
+  },
 ];
 
 const splitCommaList = (value: string) => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
@@ -171,8 +199,11 @@ function applyMessage(next: EndpointRecord, params: UpdateParams, issues: Issue[
   if (params.message_reply_author !== undefined) message.reply.author = params.message_reply_author;
   if (params.message_attachments !== undefined) {
     const urls = splitCommaList(params.message_attachments);
+    const short = urls.find((url) => codePoints(url) < MIN_ATTACHMENT_URL_LENGTH);
     if (urls.length === 0 || !urls.every(isHttpUrl)) {
       issues.push(queryIssue('message_attachments', 'must be one or more comma-separated absolute http(s) URLs'));
+    } else if (short !== undefined) {
+      issues.push(queryIssue('message_attachments', `each URL must be at least ${MIN_ATTACHMENT_URL_LENGTH} characters ('${short}' has ${codePoints(short)})`));
     } else {
       message.attachments = urls;
     }

@@ -38,6 +38,14 @@ describe('applyUpdate: lists', () => {
     expect(apply({ blacklist: 'HAM' }, r).config.blacklist).toEqual(['Spam', 'scam', 'ham']);
   });
 
+  it('when a comma list of allowed_ids holds an ID outside 5..50 characters, then it is rejected naming it', () => {
+    expect(issuesOf({ allowed_ids: 'a,b,c' })).toEqual([
+      { parameter: 'allowed_ids', in: 'query', message: "each ID must be 5 to 50 characters ('a' has 1)" },
+    ]);
+    expect(issuesOf({ allowed_ids: `id-001,${'x'.repeat(51)}` })[0]?.message).toContain('has 51');
+    expect(apply({ allowed_ids: `🎉🎉🎉🎉🎉,${'y'.repeat(50)}` }).config['allowed-ids']).toEqual(['🎉🎉🎉🎉🎉', 'y'.repeat(50)]);
+  });
+
   it('when allowed_ids are comma-separated, then each trimmed ID is appended once', () => {
     expect(apply({ allowed_ids: 'id-001, id-002,id-001' }).config['allowed-ids']).toEqual(['id-001', 'id-002']);
   });
@@ -126,6 +134,18 @@ describe('applyUpdate: scalars and message', () => {
       reply: { message: 'original', author: 'Grace' },
       attachments: ['https://cdn.example.com/1.png', 'https://cdn.example.com/2.png'],
     });
+  });
+
+  it('when a comma list of attachments holds a URL under 20 characters, then it is rejected and nothing applied', () => {
+    expect(issuesOf({ message_attachments: 'https://a.io/x,https://b.io/y' })).toEqual([
+      { parameter: 'message_attachments', in: 'query', message: "each URL must be at least 20 characters ('https://a.io/x' has 14)" },
+    ]);
+    // Code points, not UTF-16 units: 20 with one outside the BMP is at the bound, 19 is under it.
+    expect(apply({ message_attachments: 'https://cdn.example.com/a.png, https://x.io/🎉abcdef' }).meta.message.attachments).toEqual([
+      'https://cdn.example.com/a.png',
+      'https://x.io/🎉abcdef',
+    ]);
+    expect(issuesOf({ message_attachments: 'https://cdn.example.com/a.png,https://x.io/🎉abcde' })[0]?.message).toContain('has 19');
   });
 
   it('when an attachment is not a URL, then it is rejected', () => {
