@@ -739,7 +739,8 @@ export interface components {
         blacklist: string;
         /**
          * @description ID(s) appended to `config.allowed-ids`. Several IDs may be sent separated by commas; each non-empty
-         *     trimmed ID becomes its own element. An ID already present is skipped.
+         *     trimmed ID becomes its own element and must itself be 5 to 50 characters (`400` otherwise; the
+         *     schema's bounds are those of the whole value). An ID already present is skipped.
          * @example 912345678901234567
          */
         allowed_ids: string;
@@ -798,7 +799,8 @@ export interface components {
         message_content: string;
         /**
          * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
-         *     and must be an absolute `http` or `https` URL.
+         *     and must be an absolute `http` or `https` URL of at least 20 characters (`400` otherwise; the
+         *     schema's bounds are those of the whole value).
          * @example https://cdn.chat-c.example.com/files/photo.png
          */
         message_attachments: string;
@@ -993,7 +995,8 @@ export interface operations {
                 blacklist?: components["parameters"]["blacklist"];
                 /**
                  * @description ID(s) appended to `config.allowed-ids`. Several IDs may be sent separated by commas; each non-empty
-                 *     trimmed ID becomes its own element. An ID already present is skipped.
+                 *     trimmed ID becomes its own element and must itself be 5 to 50 characters (`400` otherwise; the
+                 *     schema's bounds are those of the whole value). An ID already present is skipped.
                  * @example 912345678901234567
                  */
                 allowed_ids?: components["parameters"]["allowed_ids"];
@@ -1052,7 +1055,8 @@ export interface operations {
                 message_content?: components["parameters"]["message_content"];
                 /**
                  * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
-                 *     and must be an absolute `http` or `https` URL.
+                 *     and must be an absolute `http` or `https` URL of at least 20 characters (`400` otherwise; the
+                 *     schema's bounds are those of the whole value).
                  * @example https://cdn.chat-c.example.com/files/photo.png
                  */
                 message_attachments?: components["parameters"]["message_attachments"];

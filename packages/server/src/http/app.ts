@@ -94,7 +94,7 @@ export function createApp(deps: AppDeps): Express {
       requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')),
       ...OpenApiValidator.middleware({
         apiSpec: bundledSpecPath,
-        validateRequests: { allowUnknownQueryParameters: false },
+        validateRequests: { allowUnknownQueryParameters: false, allErrors: true }, // every offending parameter, not the first
         validateResponses: deps.validateResponses,
         validateSecurity: true,
         fileUploader: false, // no operation takes multipart bodies: no multipart step on every request

@@ -20,6 +20,8 @@ interface ValidatorErrorItem {
   message?: string;
 }
 
+const ADDITIONAL_PROPERTY = 'must NOT have additional properties';
+
 const LOCATIONS: Record<string, Issue['in']> = { query: 'query', params: 'path', path: 'path', body: 'body', headers: 'header' };
 
 /**
@@ -30,12 +32,30 @@ const LOCATIONS: Record<string, Issue['in']> = { query: 'query', params: 'path',
 function issueFromValidator(item: ValidatorErrorItem, req: Request): Issue {
   const unknown = /^Unknown query parameter '(.*)'$/s.exec(item.message ?? '');
   if (unknown) return { parameter: unknown[1]!, in: 'query', message: 'unknown parameter' };
+  // A body member the schema does not allow: the validator appends its name to the path as it is
+  // (not escaped, so a name may hold "/"), and reports a member named "" with the path "". The
+  // bodies in the spec are flat objects, so the member sits right under the body.
+  if (item.message === ADDITIONAL_PROPERTY) {
+    if (item.path === '') return { parameter: '', in: 'body', message: item.message };
+    if (item.path?.startsWith('/body/')) return { parameter: item.path.slice('/body/'.length), in: 'body', message: item.message };
+  }
   const m = /^[./]?(query|params|path|body|headers)(?:[./](.*))?$/s.exec(item.path ?? '');
   const place = LOCATIONS[m?.[1] ?? ''] ?? 'query';
   const name = m?.[2] ?? '';
   const parameter = place === 'body' ? (name ? name.replaceAll('/', '.') : 'body') : name || (place === 'path' ? 'endpoint' : 'request');
   const repeated = place === 'query' && Array.isArray((req.query as Record<string, unknown>)[parameter]);
   return { parameter, in: place, message: repeated ? 'was given more than once' : (item.message ?? 'is invalid') };
+}
+
+/** The validator reports every failed rule (allErrors); a parameter is named once, with its first. */
+function onePerParameter(issues: Issue[]): Issue[] {
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    const key = `${issue.in}\u0000${issue.parameter}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 interface Answer {
@@ -55,7 +75,7 @@ function toProblem(err: unknown, req: Request): Answer {
   const status = e.status ?? e.statusCode ?? 500;
   if (e.type === 'entity.parse.failed') return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'is not valid JSON' }]));
   if (e.type === 'entity.too.large') return { status: 413, detail: 'The request body is too large.' };
-  if (status === 400 && Array.isArray(e.errors)) return fromHttpProblem(invalid(e.errors.map((item) => issueFromValidator(item, req))));
+  if (status === 400 && Array.isArray(e.errors)) return fromHttpProblem(invalid(onePerParameter(e.errors.map((item) => issueFromValidator(item, req)))));
   // body-parser: a body that cannot be decoded (bad compression, charset) or read.
   if (status === 400) return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'could not be decoded' }]));
   if (status === 415 && e.type === 'encoding.unsupported') return { status: 415, detail: 'Unsupported Content-Encoding.' };

@@ -26,6 +26,27 @@ describe('admin operations', () => {
     expect(e.problem.errors?.[0]?.parameter).toContain('id');
   });
 
+  it('createEndpoint: when the body lacks id and holds unknown members (named "", or holding "/"), then 400 names each as sent', async () => {
+    const post = (body: string) =>
+      raw(`${h.server.url}/admin/endpoints`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${h.server.adminToken}`, 'content-type': 'application/json' },
+        body,
+      });
+    const r = await post('{"":"","extra":1,"a/b.c":2}');
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toEqual([
+      { parameter: 'id', in: 'body', message: "must have required property 'id'" },
+      { parameter: '', in: 'body', message: 'must NOT have additional properties' },
+      { parameter: 'extra', in: 'body', message: 'must NOT have additional properties' },
+      { parameter: 'a/b.c', in: 'body', message: 'must NOT have additional properties' },
+    ]);
+    expect((await post('{"id":"community-empty-key","":1}')).body.errors).toEqual([
+      { parameter: '', in: 'body', message: 'must NOT have additional properties' },
+    ]);
+    expect((await h.client.listEndpoints()).ids).not.toContain('community-empty-key');
+  });
+
   it('createEndpoint: when the body is not JSON, then 400', async () => {
     const r = await raw(`${h.server.url}/admin/endpoints`, {
       method: 'POST',

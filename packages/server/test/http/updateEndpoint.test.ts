@@ -242,6 +242,28 @@ describe('updateEndpoint', () => {
     expect(ok.body.meta.message.content).toBe('\u00ff\ufffd%ZZ');
   });
 
+  it('when several parameters are invalid or unknown, then one 400 names every one of them, and nothing is applied', async () => {
+    const { id, token } = await h.endpoint();
+    const post = (query: string) => raw(`${h.server.url}/update/${id}?token=${token}&${query}`, { method: 'POST' });
+    const named = (r: { body: { errors: { parameter: string }[] } }) => r.body.errors.map((e) => e.parameter).sort();
+
+    const schema = await post('sender=bad&beta=maybe&log_chat_b=x&message_content=kept');
+    expect(schema.status).toBe(400);
+    expect(named(schema)).toEqual(['beta', 'log_chat_b', 'sender']);
+    const unknown = await post('foo=1&bar=2&beta=true');
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors).toEqual([
+      { parameter: 'foo', in: 'query', message: 'unknown parameter' },
+      { parameter: 'bar', in: 'query', message: 'unknown parameter' },
+    ]);
+    const both = await post('foo=1&beta=maybe');
+    expect(named(both)).toEqual(['beta', 'foo']);
+
+    const record = await h.client.getEndpoint(id, token);
+    expect(record.meta.message.content).toBeNull();
+    expect(record.config.isbeta).toBe(false);
+  });
+
   it('when a parameter is repeated, then 400 naming it', async () => {
     const { id, token } = await h.endpoint();
     const r = await raw(`${h.server.url}/update/${id}?token=${token}&channel_chat_c=chan-1&channel_chat_c=chan-2`, { method: 'POST' });
