@@ -22,8 +22,8 @@ import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
 
 /** Whether the request presents the operator's admin token (never, when the admin API is off). */
 function presentsAdminToken(req: Request, adminTokenHash: Uint8Array | undefined): boolean {
-  const header = req.headers.authorization ?? '';
-  const presented = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+  // The scheme's name is case-insensitive (RFC 9110 §11.1).
+  const presented = /^bearer +(.*)$/is.exec(req.headers.authorization ?? '')?.[1];
   return tokenMatchesDigest(adminTokenHash, presented);
 }
 

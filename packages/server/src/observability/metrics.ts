@@ -46,7 +46,7 @@ export interface StoreGauges {
 
 export function createMetrics(gauges?: StoreGauges): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'chatbridge_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'chatbridge_' }); // chatbridge_process_cpu_seconds_total, chatbridge_nodejs_heap_size_used_bytes, ...
   const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
   if (gauges) {
     new Gauge({

@@ -47,6 +47,15 @@ describe('admin operations', () => {
     expect((await h.client.listEndpoints()).ids).not.toContain('community-empty-key');
   });
 
+  it('when the admin token comes with the scheme name in another letter case, then it is accepted (RFC 9110)', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+      const r = await raw(`${h.server.url}/admin/endpoints?limit=1`, { headers: { authorization: `${scheme} ${h.server.adminToken}` } });
+      expect(r.status).toBe(200);
+    }
+    const wrong = await raw(`${h.server.url}/admin/endpoints?limit=1`, { headers: { authorization: `Basic ${h.server.adminToken}` } });
+    expect(wrong.status).toBe(401);
+  });
+
   it('createEndpoint: when the body is not JSON, then 400', async () => {
     const r = await raw(`${h.server.url}/admin/endpoints`, {
       method: 'POST',

@@ -25,6 +25,10 @@ describe('metrics', () => {
     for (const name of ['chatbridge_webhook_deliveries_total', 'chatbridge_expired_messages_total', 'chatbridge_pending_messages', 'chatbridge_outbox_deliveries']) {
       expect(text).toContain(`# TYPE ${name}`);
     }
+    // The runtime's own series, named once with the service's prefix.
+    expect(text).toContain('# TYPE chatbridge_process_cpu_seconds_total counter');
+    expect(text).toContain('# TYPE chatbridge_nodejs_heap_size_used_bytes gauge');
+    expect(text).not.toContain('process_process_');
     expect(text).not.toContain(id);
     expect(text).not.toContain(token);
   });
