@@ -28,6 +28,16 @@ function presentsAdminToken(req: Request, adminTokenHash: Uint8Array | undefined
 }
 
 /**
+ * HEAD is GET without a body (RFC 9110 §9.3.2): load balancers probe `HEAD /-/live`. The spec lists
+ * GET only, so the request is validated and answered as its GET; Node sends no body for a HEAD
+ * request whatever the handler writes (the response knows its request's method from the start).
+ */
+const answerHeadAsGet: RequestHandler = (req, _res, next) => {
+  if (req.method === 'HEAD') req.method = 'GET';
+  next();
+};
+
+/**
  * Counts and times every request by the operationId the validator matched (an observer of the request
  * log's completion). The metric children of each (operation, status) are looked up once: prom-client
  * hashes a label object on every call.
@@ -92,6 +102,7 @@ export function createApp(deps: AppDeps): Express {
       ...(deps.corsOrigins.length > 0 ? [corsPolicy(deps)] : []), // nothing at all when CORS is off
       express.json({ limit: '16kb' }),
       requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')),
+      answerHeadAsGet,
       ...OpenApiValidator.middleware({
         apiSpec: bundledSpecPath,
         validateRequests: { allowUnknownQueryParameters: false, allErrors: true }, // every offending parameter, not the first

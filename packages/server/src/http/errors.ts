@@ -64,6 +64,8 @@ interface Answer {
   errors?: Issue[];
   unexpected?: boolean;
   retryAfterSeconds?: number;
+  /** For a 405: the methods the path has (RFC 9110 requires the header). */
+  allow?: string;
 }
 
 const fromHttpProblem = (p: HttpProblem): Answer => ({ status: p.status, detail: p.message, ...(p.errors && { errors: p.errors }) });
@@ -71,7 +73,7 @@ const fromHttpProblem = (p: HttpProblem): Answer => ({ status: p.status, detail:
 function toProblem(err: unknown, req: Request): Answer {
   if (err instanceof HttpProblem) return fromHttpProblem(err);
   if (err instanceof StoreUnavailableError) return { status: 503, detail: 'The store is unavailable; retry shortly.', retryAfterSeconds: 1 };
-  const e = err as { status?: number; statusCode?: number; type?: string; errors?: ValidatorErrorItem[]; message?: string };
+  const e = err as { status?: number; statusCode?: number; type?: string; errors?: ValidatorErrorItem[]; message?: string; headers?: { Allow?: unknown } };
   const status = e.status ?? e.statusCode ?? 500;
   if (e.type === 'entity.parse.failed') return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'is not valid JSON' }]));
   if (e.type === 'entity.too.large') return { status: 413, detail: 'The request body is too large.' };
@@ -83,7 +85,10 @@ function toProblem(err: unknown, req: Request): Answer {
     return { status: 401, detail: req.path.startsWith('/admin/') ? ADMIN_UNAUTHORIZED_DETAIL : UNAUTHORIZED_DETAIL };
   }
   if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
-  if (status === 405) return { status: 405, detail: 'This method is not allowed at this path.' };
+  if (status === 405) {
+    const allow = typeof e.headers?.Allow === 'string' ? e.headers.Allow.toUpperCase() : undefined;
+    return { status: 405, detail: `This method is not allowed at this path${allow ? `; it allows ${allow}` : ''}.`, ...(allow && { allow }) };
+  }
   if (status === 413) return { status: 413, detail: 'The request is too large.' };
   if (status === 415) return { status: 415, detail: 'Send application/json.' };
   if (isProblemStatus(status) && status < 500) return { status, detail: 'The request was not accepted.' };
@@ -97,6 +102,7 @@ export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
     else if (p.status === 503) (req.log ?? logger).warn({ err: { message: (err as Error).message, cause: String((err as Error).cause) } }, 'store unavailable');
     if (res.headersSent) return;
     if (p.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(p.retryAfterSeconds));
+    if (p.allow !== undefined) res.setHeader('Allow', p.allow);
     res.status(p.status).type('application/problem+json').json(problemFor(p.status, p.detail, req.path, p.errors));
   };
 }

@@ -122,6 +122,30 @@ describe('size limits and slow clients', () => {
     expect(r.headers.get('content-type')).toContain('application/problem+json');
   });
 
+  it('when a GET operation is asked with HEAD, then it answers as GET without a body', async () => {
+    const { id, token } = await h.endpoint('head');
+    const live = await fetch(`${h.server.url}/-/live`, { method: 'HEAD' });
+    expect(live.status).toBe(200);
+    expect(await live.text()).toBe('');
+    const record = await fetch(`${h.server.url}/${id}?token=${token}`, { method: 'HEAD' });
+    expect(record.status).toBe(200);
+    expect(record.headers.get('content-type')).toContain('application/json');
+    expect(await record.text()).toBe('');
+    expect((await fetch(`${h.server.url}/${id}?token=cbt_${'n'.repeat(72)}`, { method: 'HEAD' })).status).toBe(401);
+  });
+
+  it('when a method is not allowed at a path, then 405 with an Allow header naming the allowed ones', async () => {
+    const { id, token } = await h.endpoint('allow');
+    const put = await fetch(`${h.server.url}/update/${id}?token=${token}`, { method: 'PUT' });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('POST');
+    expect(put.headers.get('content-type')).toContain('application/problem+json');
+    expect(((await put.json()) as { detail: string }).detail).toContain('POST');
+    const del = await fetch(`${h.server.url}/-/live`, { method: 'DELETE' });
+    expect(del.status).toBe(405);
+    expect(del.headers.get('allow')).toBe('GET');
+  });
+
   it('when the request head exceeds 128 KiB, then 431; just under, it reaches the app', async () => {
     const { id, token } = await h.endpoint('big');
     const under = await fetch(`${h.server.url}/${id}?token=${token}&pad=${'x'.repeat(120_000)}`);
