@@ -807,8 +807,9 @@ export interface components {
         /**
          * @description Replaces `meta.message.embed`. A JSON object as text, with optional string members `title`,
          *     `description`, `footer`, `image`, `thumbnail` and an optional array `fields` of `{ "name": string,
-         *     "value": string, "inline": boolean }` (`inline` optional). Members not given are stored as the text
-         *     `None` (`fields` as `[]`); other members are ignored. Text that is not a JSON object, or a member of
+         *     "value": string, "inline": boolean }` (`inline` optional). Members not given, or given as `null`
+         *     (what Python bots send for `None`), are stored as the text `None` (`fields` as `[]`); other members
+         *     are ignored. Text that is not a JSON object, or a member of
          *     the wrong type, is answered `400` naming `message_embed`.
          * @example {"title":"Release","fields":[{"name":"Version","value":"1.0"}]}
          */
@@ -1063,8 +1064,9 @@ export interface operations {
                 /**
                  * @description Replaces `meta.message.embed`. A JSON object as text, with optional string members `title`,
                  *     `description`, `footer`, `image`, `thumbnail` and an optional array `fields` of `{ "name": string,
-                 *     "value": string, "inline": boolean }` (`inline` optional). Members not given are stored as the text
-                 *     `None` (`fields` as `[]`); other members are ignored. Text that is not a JSON object, or a member of
+                 *     "value": string, "inline": boolean }` (`inline` optional). Members not given, or given as `null`
+                 *     (what Python bots send for `None`), are stored as the text `None` (`fields` as `[]`); other members
+                 *     are ignored. Text that is not a JSON object, or a member of
                  *     the wrong type, is answered `400` naming `message_embed`.
                  * @example {"title":"Release","fields":[{"name":"Version","value":"1.0"}]}
                  */
