@@ -666,7 +666,10 @@ export interface components {
         /**
          * @description Webhook URL for `chat_a`, appended to `config.webhooks.chat_a` (or written at `index`). It must
          *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
-         *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). `webhooks.chat_a[i]` belongs to
+         *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). A URL with a user name or password, or whose
+         *     host is an address literal that is not public (loopback, private, link-local and the like), is
+         *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
+         *     them. `webhooks.chat_a[i]` belongs to
          *     `channels.chat_a[i]`.
          * @example https://chat-a.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz
          */
@@ -674,7 +677,10 @@ export interface components {
         /**
          * @description Webhook URL for `chat_b`, appended to `config.webhooks.chat_b` (or written at `index`). It must
          *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
-         *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). `webhooks.chat_b[i]` belongs to
+         *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). A URL with a user name or password, or whose
+         *     host is an address literal that is not public (loopback, private, link-local and the like), is
+         *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
+         *     them. `webhooks.chat_b[i]` belongs to
          *     `channels.chat_b[i]`.
          * @example https://chat-b.example.com/hooks/channel-b-1/0123456789abcdef0123456789abcdef
          */
@@ -923,7 +929,10 @@ export interface operations {
                 /**
                  * @description Webhook URL for `chat_a`, appended to `config.webhooks.chat_a` (or written at `index`). It must
                  *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
-                 *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). `webhooks.chat_a[i]` belongs to
+                 *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). A URL with a user name or password, or whose
+                 *     host is an address literal that is not public (loopback, private, link-local and the like), is
+                 *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
+                 *     them. `webhooks.chat_a[i]` belongs to
                  *     `channels.chat_a[i]`.
                  * @example https://chat-a.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz
                  */
@@ -931,7 +940,10 @@ export interface operations {
                 /**
                  * @description Webhook URL for `chat_b`, appended to `config.webhooks.chat_b` (or written at `index`). It must
                  *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
-                 *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). `webhooks.chat_b[i]` belongs to
+                 *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). A URL with a user name or password, or whose
+                 *     host is an address literal that is not public (loopback, private, link-local and the like), is
+                 *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
+                 *     them. `webhooks.chat_b[i]` belongs to
                  *     `channels.chat_b[i]`.
                  * @example https://chat-b.example.com/hooks/channel-b-1/0123456789abcdef0123456789abcdef
                  */

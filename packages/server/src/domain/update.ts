@@ -5,6 +5,7 @@ import { type Issue, queryIssue } from './issues.ts';
 import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS } from './record.ts';
 import { parseEmbed } from './embed.ts';
 import { isHttpUrl } from './urls.ts';
+import { checkLiteralHost } from '../delivery/addresses.ts';
 
 /** The update's query parameters, without the token (authentication is not the domain's business). */
 export type UpdateParams = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
@@ -41,9 +42,14 @@ function webhookProblem(value: string, policy: UpdatePolicy): string | undefined
   } catch {
     return 'must be an absolute https URL';
   }
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && policy.allowHttpWebhooks) return undefined;
-  return policy.allowHttpWebhooks ? 'must be an absolute http or https URL' : 'must be an absolute https URL';
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttpWebhooks)) {
+    return policy.allowHttpWebhooks ? 'must be an absolute http or https URL' : 'must be an absolute https URL';
+  }
+  if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
+  // Delivery refuses these too (names are checked when they resolve); an address literal is refused
+  // here already, so the bot hears of it now instead of its message never arriving.
+  const forbidden = checkLiteralHost(url.hostname, policy.allowHttpWebhooks);
+  return forbidden && `must not point at a non-public address (${forbidden.range}): only public addresses receive webhooks`;
 }
 
 /** Length in Unicode code points, as the spec counts it. */

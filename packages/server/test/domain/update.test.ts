@@ -92,6 +92,23 @@ describe('applyUpdate: index', () => {
 });
 
 describe('applyUpdate: webhooks', () => {
+  it('when a webhook carries credentials or an address literal that is not public, then it is rejected naming it', () => {
+    const cases: [string, string][] = [
+      ['https://user:pw@chat-a.example.com/api/webhooks/1/abc', 'must not carry a user name or password'],
+      ['https://127.0.0.1/api/webhooks/1/abcdefghijklmnop', 'must not point at a non-public address (loopback): only public addresses receive webhooks'],
+      ['https://[::1]/api/webhooks/1/abcdefghijklmnop', 'must not point at a non-public address (loopback): only public addresses receive webhooks'],
+      ['https://169.254.169.254/latest/meta-data/aaaaaa', 'must not point at a non-public address (linkLocal): only public addresses receive webhooks'],
+      ['https://10.1.2.3/api/webhooks/1/abcdefghijklmnop', 'must not point at a non-public address (private): only public addresses receive webhooks'],
+    ];
+    for (const [hook, message] of cases) {
+      expect(issuesOf({ webhook_chat_a: hook })).toEqual([{ parameter: 'webhook_chat_a', in: 'query', message }]);
+    }
+    // A public address literal is fine, and the operator's development switch allows the others.
+    expect(apply({ webhook_chat_a: 'https://93.184.216.34/api/webhooks/1/abcdefghijklmnop' }).config.webhooks.chat_a).toHaveLength(1);
+    const local = applyUpdate(JSON.stringify(initialRecord()), { webhook_chat_b: 'http://127.0.0.1:8080/hook-receiver' }, { allowHttpWebhooks: true });
+    expect(local.ok).toBe(true);
+  });
+
   it('when a webhook is not https, then it is rejected unless the operator allows http', () => {
     const http = 'http://chat-a.example.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaaaaaaaaaa';
     expect(issuesOf({ webhook_chat_a: http })).toEqual([expect.objectContaining({ parameter: 'webhook_chat_a' })]);

@@ -8,6 +8,7 @@ import { initialRecord } from '../../src/domain/record.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
 import { startTestServer, type TestServer, type TestServerOptions } from '../../src/testing.ts';
 import { eventually, type Receiver, startReceiver } from './receiver.ts';
+import { failure } from './harness.ts';
 
 let receiver: Receiver;
 beforeAll(async () => {
@@ -206,21 +207,22 @@ describe('relay: restarts', () => {
 });
 
 describe('relay: SSRF protection (private destinations not allowed)', () => {
-  it('when webhooks point at loopback or a name resolving to it, then nothing is sent and the delivery is rejected', async () => {
+  it('when webhooks point at loopback, then a literal is refused when set, and a name resolving to it is rejected at delivery with nothing sent', async () => {
     const { server, client } = await start({ allowHttpWebhooks: false });
     const id = 'ssrf-1';
     const token = await server.provision(id);
     const port = new URL(receiver.url('x')).port;
+    const literal = await failure(client.updateEndpoint(id, token, { webhook_chat_a: `https://127.0.0.1:${port}/hooks/loopback/${'x'.repeat(30)}` }));
+    expect(literal.status).toBe(400);
+    expect(literal.problem.errors).toEqual([expect.objectContaining({ parameter: 'webhook_chat_a', message: expect.stringContaining('non-public address') })]);
     await client.updateEndpoint(id, token, {
       selfuse: true,
-      channel_chat_a: 'a-0000-chan',
-      webhook_chat_a: `https://127.0.0.1:${port}/hooks/loopback/${'x'.repeat(30)}`,
       channel_chat_b: 'b-0000-chan',
       webhook_chat_b: `https://localhost:${port}/hooks/by-name/${'x'.repeat(30)}`,
       channel_chat_c: 'c-0000-chan',
     });
     await post(client, id, token, 'chat_c', 0);
-    await eventually(() => server.relay.stats.rejected === 2);
+    await eventually(() => server.relay.stats.rejected === 1);
     expect(receiver.received).toEqual([]);
   });
 });
