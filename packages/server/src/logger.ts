@@ -1,6 +1,7 @@
 // pino to stdout. Secrets never reach a log line: a logged URL keeps no query value and no
 // over-long path segment (see redactUrl), and the Authorization header is redacted.
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { decodeQueryComponent, rawQueryPairs } from './http/queryText.ts';
 
 export type { Logger };
 
@@ -9,14 +10,6 @@ const REDACTED = '[REDACTED]';
 const PARAMETER_NAME = /^[a-z][a-z_]{0,39}$/;
 /** Longer than any endpoint ID, so it may be a token sent in the wrong place. */
 const MAX_LOGGED_SEGMENT = 64;
-
-function decodedOrUndefined(text: string): string | undefined {
-  try {
-    return decodeURIComponent(text.replace(/\+/g, ' '));
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The URL as a log line may show it: every query value replaced by `[REDACTED]` (values carry tokens,
@@ -33,15 +26,10 @@ export function redactUrl(url: string): string {
     .map((segment) => (segment.length > MAX_LOGGED_SEGMENT ? REDACTED : segment))
     .join('/');
   if (q === -1) return path;
-  const keys = whole
-    .slice(q + 1)
-    .split('&')
-    .filter((pair) => pair !== '')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      const key = decodedOrUndefined(eq === -1 ? pair : pair.slice(0, eq));
-      return `${key !== undefined && PARAMETER_NAME.test(key) ? key : REDACTED}=${REDACTED}`;
-    });
+  const keys = rawQueryPairs(whole.slice(q + 1)).map((pair) => {
+    const key = decodeQueryComponent(pair.key);
+    return `${key !== undefined && PARAMETER_NAME.test(key) ? key : REDACTED}=${REDACTED}`;
+  });
   return keys.length === 0 ? path : `${path}?${keys.join('&')}`;
 }
 

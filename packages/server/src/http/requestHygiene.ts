@@ -9,6 +9,7 @@ import express, { type Express, type Request, type RequestHandler } from 'expres
 import { parse as parseYaml } from 'yaml';
 import type { Issue } from '../domain/issues.ts';
 import { invalid } from './problem.ts';
+import { decodeQueryComponent, rawQueryPairs } from './queryText.ts';
 
 interface SpecParameter {
   name?: string;
@@ -35,26 +36,15 @@ export function queryParametersOfType(specPath: string, type: 'integer' | 'boole
 const DECIMAL_INTEGER = /^-?\d+$/;
 const NOT_UTF8 = 'is not valid percent-encoded UTF-8';
 
-function decodes(text: string): boolean {
-  try {
-    decodeURIComponent(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Query keys and values that are not valid percent-encoded UTF-8 (`%ZZ`, `%FF`, an encoded surrogate). */
 function malformedEscapes(url: string, issues: Issue[]): void {
   const q = url.indexOf('?');
   if (q === -1 || !url.includes('%', q)) return; // the common case: nothing to decode
-  for (const pair of url.slice(q + 1).split('&')) {
-    if (!pair.includes('%')) continue;
-    const eq = pair.indexOf('=');
-    const key = eq === -1 ? pair : pair.slice(0, eq);
-    const keyDecodes = decodes(key);
-    if (!keyDecodes || (eq !== -1 && !decodes(pair.slice(eq + 1)))) {
-      issues.push({ parameter: keyDecodes ? decodeURIComponent(key.replace(/\+/g, ' ')) : key, in: 'query', message: NOT_UTF8 });
+  for (const { key, value } of rawQueryPairs(url.slice(q + 1))) {
+    if (!key.includes('%') && !value?.includes('%')) continue; // nothing to get wrong
+    const decodedKey = decodeQueryComponent(key);
+    if (decodedKey === undefined || (value !== undefined && decodeQueryComponent(value) === undefined)) {
+      issues.push({ parameter: decodedKey ?? key, in: 'query', message: NOT_UTF8 });
     }
   }
 }
