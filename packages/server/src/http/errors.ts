@@ -20,29 +20,33 @@ interface ValidatorErrorItem {
   message?: string;
 }
 
-const ADDITIONAL_PROPERTY = 'must NOT have additional properties';
-
 const LOCATIONS: Record<string, Issue['in']> = { query: 'query', params: 'path', path: 'path', body: 'body', headers: 'header' };
 
+/** A JSON-pointer segment as the name it stands for ("~1" is "/", "~0" is "~"). */
+const unescapeSegment = (segment: string) => segment.replace(/~1/g, '/').replace(/~0/g, '~');
+
 /**
- * express-openapi-validator reports `/query/<name>` (or `.query.<name>`, `/body/<member>/...`). The
- * name is everything after the location, so names holding `.` or `/` survive; an unknown parameter is
- * named from the message, which quotes it exactly.
+ * express-openapi-validator reports JSON pointers: `/query/<name>`, `/body/<member>/...` (our patch
+ * escapes the member names it appends, as ajv does the rest), or `.query.<name>`. A body path becomes
+ * dotted (`fields.0.name`), its segments unescaped, so names holding `.`, `/` or nothing survive; an
+ * unknown parameter is named from the message, which quotes it exactly.
  */
 function issueFromValidator(item: ValidatorErrorItem, req: Request): Issue {
   const unknown = /^Unknown query parameter '(.*)'$/s.exec(item.message ?? '');
   if (unknown) return { parameter: unknown[1]!, in: 'query', message: 'unknown parameter' };
-  // A body member the schema does not allow: the validator appends its name to the path as it is
-  // (not escaped, so a name may hold "/"), and reports a member named "" with the path "". The
-  // bodies in the spec are flat objects, so the member sits right under the body.
-  if (item.message === ADDITIONAL_PROPERTY) {
-    if (item.path === '') return { parameter: '', in: 'body', message: item.message };
-    if (item.path?.startsWith('/body/')) return { parameter: item.path.slice('/body/'.length), in: 'body', message: item.message };
-  }
-  const m = /^[./]?(query|params|path|body|headers)(?:[./](.*))?$/s.exec(item.path ?? '');
+  const path = item.path ?? '';
+  const m = /^[./]?(query|params|path|body|headers)(?:[./](.*))?$/s.exec(path);
   const place = LOCATIONS[m?.[1] ?? ''] ?? 'query';
-  const name = m?.[2] ?? '';
-  const parameter = place === 'body' ? (name ? name.replaceAll('/', '.') : 'body') : name || (place === 'path' ? 'endpoint' : 'request');
+  const rest = m?.[2]; // undefined: the location itself ("/body"); "": a member named ""
+  const pointer = path.startsWith('/');
+  const parameter =
+    place === 'body'
+      ? rest === undefined
+        ? 'body'
+        : pointer
+          ? rest.split('/').map(unescapeSegment).join('.')
+          : rest
+      : (pointer && rest ? unescapeSegment(rest) : rest) || (place === 'path' ? 'endpoint' : 'request');
   const repeated = place === 'query' && Array.isArray((req.query as Record<string, unknown>)[parameter]);
   return { parameter, in: place, message: repeated ? 'was given more than once' : (item.message ?? 'is invalid') };
 }
