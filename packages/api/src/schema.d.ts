@@ -334,7 +334,8 @@ export interface components {
         /**
          * @description An RFC 9457 problem document. `type` names the kind of problem with a fragment:
          *     `#validation` (400), `#unauthorized` (401), `#not-found` (404), `#method-not-allowed` (405),
-         *     `#conflict` (409), `#payload-too-large` (413), `#unsupported-media-type` (415), `#rate-limited` (429),
+         *     `#request-timeout` (408), `#conflict` (409), `#payload-too-large` (413),
+         *     `#unsupported-media-type` (415), `#rate-limited` (429), `#header-too-large` (431),
          *     `#unavailable` (503),
          *     `#internal` (500, a bug). `message` repeats `detail` for bots written against the original service.
          *     No problem document ever carries a stack trace or internal detail.
@@ -665,7 +666,8 @@ export interface components {
         index: number;
         /**
          * @description Webhook URL for `chat_a`, appended to `config.webhooks.chat_a` (or written at `index`). It must
-         *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
+         *     be an absolute `https` URL written out in full (`https://host/...`; forms that only a lenient URL
+         *     parser completes, such as `https:host/...`, a backslash, a tab or a line break, are answered `400`); plain `http` is accepted only when the operator allows it for
          *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). A URL with a user name or password, or whose
          *     host is an address literal that is not public (loopback, private, link-local and the like), is
          *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
@@ -676,7 +678,8 @@ export interface components {
         webhook_chat_a: string;
         /**
          * @description Webhook URL for `chat_b`, appended to `config.webhooks.chat_b` (or written at `index`). It must
-         *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
+         *     be an absolute `https` URL written out in full (`https://host/...`; forms that only a lenient URL
+         *     parser completes, such as `https:host/...`, a backslash, a tab or a line break, are answered `400`); plain `http` is accepted only when the operator allows it for
          *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). A URL with a user name or password, or whose
          *     host is an address literal that is not public (loopback, private, link-local and the like), is
          *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
@@ -805,7 +808,8 @@ export interface components {
         message_content: string;
         /**
          * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
-         *     and must be an absolute `http` or `https` URL of at least 20 characters (`400` otherwise; the
+         *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
+         *     20 characters (`400` otherwise; the
          *     schema's bounds are those of the whole value).
          * @example https://cdn.chat-c.example.com/files/photo.png
          */
@@ -928,7 +932,8 @@ export interface operations {
                 index?: components["parameters"]["index"];
                 /**
                  * @description Webhook URL for `chat_a`, appended to `config.webhooks.chat_a` (or written at `index`). It must
-                 *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
+                 *     be an absolute `https` URL written out in full (`https://host/...`; forms that only a lenient URL
+                 *     parser completes, such as `https:host/...`, a backslash, a tab or a line break, are answered `400`); plain `http` is accepted only when the operator allows it for
                  *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). A URL with a user name or password, or whose
                  *     host is an address literal that is not public (loopback, private, link-local and the like), is
                  *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
@@ -939,7 +944,8 @@ export interface operations {
                 webhook_chat_a?: components["parameters"]["webhook_chat_a"];
                 /**
                  * @description Webhook URL for `chat_b`, appended to `config.webhooks.chat_b` (or written at `index`). It must
-                 *     be an absolute `https` URL; plain `http` is accepted only when the operator allows it for
+                 *     be an absolute `https` URL written out in full (`https://host/...`; forms that only a lenient URL
+                 *     parser completes, such as `https:host/...`, a backslash, a tab or a line break, are answered `400`); plain `http` is accepted only when the operator allows it for
                  *     development (`CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true`). A URL with a user name or password, or whose
                  *     host is an address literal that is not public (loopback, private, link-local and the like), is
                  *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
@@ -1068,7 +1074,8 @@ export interface operations {
                 message_content?: components["parameters"]["message_content"];
                 /**
                  * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
-                 *     and must be an absolute `http` or `https` URL of at least 20 characters (`400` otherwise; the
+                 *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
+                 *     20 characters (`400` otherwise; the
                  *     schema's bounds are those of the whole value).
                  * @example https://cdn.chat-c.example.com/files/photo.png
                  */

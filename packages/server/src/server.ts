@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.ts';
+import { answerClientError } from './http/clientError.ts';
 import type { AppDeps } from './http/deps.ts';
 import { invalid, problemFor } from './http/problem.ts';
 
@@ -49,6 +50,7 @@ export async function listen(deps: AppDeps, port: number, host: string): Promise
     req.url = target;
     app(req, res);
   });
+  server.on('clientError', answerClientError(MAX_REQUEST_HEAD_BYTES));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -4,7 +4,7 @@ import type { operations } from '@chatbridge/api';
 import { type Issue, queryIssue } from './issues.ts';
 import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS } from './record.ts';
 import { parseEmbed } from './embed.ts';
-import { isHttpUrl } from './urls.ts';
+import { isHttpUrl, parseHttpUrl } from './urls.ts';
 import { checkLiteralHost } from '../delivery/addresses.ts';
 
 /** The update's query parameters, without the token (authentication is not the domain's business). */
@@ -36,13 +36,8 @@ const exact = (v: string) => v;
 const caseless = (v: string) => v.toLowerCase();
 
 function webhookProblem(value: string, policy: UpdatePolicy): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'must be an absolute https URL';
-  }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttpWebhooks)) {
+  const url = parseHttpUrl(value);
+  if (!url || (url.protocol !== 'https:' && !policy.allowHttpWebhooks)) {
     return policy.allowHttpWebhooks ? 'must be an absolute http or https URL' : 'must be an absolute https URL';
   }
   if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';

@@ -1,9 +1,23 @@
-/** An absolute http(s) URL (what chat platforms accept for attachments, avatars and images). */
-export function isHttpUrl(value: string): boolean {
+/**
+ * Written as an absolute http(s) URL: `scheme://`, no backslash, tab or line break, nothing blank at
+ * the end. The URL parser is lenient with all of these (`https:host/x` and `https:\\host` get their
+ * slashes, tabs and line breaks are dropped, the ends are trimmed), but the value is stored and read
+ * by other bots as it was sent, so a form only a lenient parser reads as intended is refused.
+ */
+const WRITTEN_ABSOLUTE = /^https?:\/\/[^\\\t\n\r]*[^\\\s]$/i;
+
+/** The URL, if `value` is an absolute http(s) URL written out in full; else undefined. */
+export function parseHttpUrl(value: string): URL | undefined {
+  if (!WRITTEN_ABSOLUTE.test(value)) return undefined;
   try {
     const url = new URL(value);
-    return url.protocol === 'https:' || url.protocol === 'http:';
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url : undefined;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** An absolute http(s) URL (what chat platforms accept for attachments, avatars and images). */
+export function isHttpUrl(value: string): boolean {
+  return parseHttpUrl(value) !== undefined;
 }

@@ -9,10 +9,12 @@ const KINDS = {
   401: ['unauthorized', 'Unauthorized'],
   404: ['not-found', 'Not found'],
   405: ['method-not-allowed', 'Method not allowed'],
+  408: ['request-timeout', 'Request timeout'],
   409: ['conflict', 'Conflict'],
   413: ['payload-too-large', 'Payload too large'],
   415: ['unsupported-media-type', 'Unsupported media type'],
   429: ['rate-limited', 'Too many requests'],
+  431: ['header-too-large', 'Request header fields too large'],
   500: ['internal', 'Internal server error'],
   503: ['unavailable', 'Service unavailable'],
 } as const;

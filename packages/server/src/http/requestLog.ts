@@ -38,6 +38,7 @@ export function requestLog(app: Express, logger: Logger, observers: CompletionOb
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const started = performance.now();
+    const method = req.method; // as sent: a HEAD is answered as a GET further down (app.ts)
     // 'close' also fires when a client drops a long-lived response (an event stream).
     res.on('close', () => {
       const elapsedMs = performance.now() - started;
@@ -47,7 +48,7 @@ export function requestLog(app: Express, logger: Logger, observers: CompletionOb
       // Only what an operator needs: never headers (Authorization) nor the raw URL (token).
       logger[level](
         {
-          req: { id, method: req.method, url: redactUrl(req.originalUrl) },
+          req: { id, method, url: redactUrl(req.originalUrl) },
           res: { statusCode: res.statusCode },
           responseTime: Math.round(elapsedMs),
         },

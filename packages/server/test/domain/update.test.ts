@@ -116,6 +116,17 @@ describe('applyUpdate: webhooks', () => {
     expect(ok.ok && ok.record.config.webhooks.chat_a).toEqual([http]);
   });
 
+  it('when a URL is written in a form only a lenient parser completes, then it is rejected and nothing applied', () => {
+    const path = 'chat-a.example.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+    for (const hook of [`https:${path}`, `https:/${path}`, `https:\\\\${path}`, `https://chat-a.exa\tmple.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaa`, `https://${path}\n`]) {
+      expect(issuesOf({ webhook_chat_a: hook })).toEqual([{ parameter: 'webhook_chat_a', in: 'query', message: 'must be an absolute https URL' }]);
+    }
+    expect(issuesOf({ message_attachments: 'https:cdn.example.com/files/a.png' })).toEqual([expect.objectContaining({ parameter: 'message_attachments' })]);
+    // Written out in full, in any letter case of the scheme, the same URLs are taken as sent.
+    expect(apply({ webhook_chat_a: `HTTPS://${path}` }).config.webhooks.chat_a).toEqual([`HTTPS://${path}`]);
+    expect(apply({ message_attachments: 'https://cdn.example.com/files/a b.png' }).meta.message.attachments).toEqual(['https://cdn.example.com/files/a b.png']);
+  });
+
   it.each(['webhook_chat_c', 'webhook_chat_d'] as const)('when %s is sent, then it is rejected', (parameter) => {
     expect(issuesOf({ [parameter]: HOOK_A1 })).toEqual([expect.objectContaining({ parameter })]);
   });

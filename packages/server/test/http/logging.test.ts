@@ -42,3 +42,26 @@ describe('request logging', () => {
     }
   });
 });
+
+describe('request logging of HEAD', () => {
+  it('when a HEAD request is answered as its GET, then its log line names the method as sent', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const server = await startTestServer({ logger: createLogger('info', sink) });
+    try {
+      const head = await raw(`${server.url}/-/live`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(await raw(`${server.url}/-/live`)).toMatchObject({ status: 200 });
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the log line is written when the response closes
+      const logged = lines.map((l) => JSON.parse(l) as { req?: { method: string; url: string } }).filter((l) => l.req?.url === '/-/live');
+      expect(logged.map((l) => l.req!.method)).toEqual(['HEAD', 'GET']);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -146,24 +146,48 @@ describe('size limits and slow clients', () => {
     expect(del.headers.get('allow')).toBe('GET');
   });
 
-  it('when the request head exceeds 128 KiB, then 431; just under, it reaches the app', async () => {
+  it('when the request head exceeds 128 KiB, then a 431 problem document; just under, it reaches the app', async () => {
     const { id, token } = await h.endpoint('big');
     const under = await fetch(`${h.server.url}/${id}?token=${token}&pad=${'x'.repeat(120_000)}`);
     expect(under.status).toBe(400); // answered by the app: `pad` is an unknown parameter
     const over = await fetch(`${h.server.url}/${id}?token=${token}&pad=${'x'.repeat(140_000)}`);
     expect(over.status).toBe(431);
+    expect(over.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    const problem = (await over.json()) as Record<string, unknown>;
+    expect(problem).toMatchObject({ type: 'https://chatbridge.dev/problems#header-too-large', status: 431 });
+    expect(problem.detail).toContain('128 KiB');
+    expect(problem.message).toBe(problem.detail);
+    expect(JSON.stringify(problem)).not.toContain(token); // nothing of the request is echoed
   });
 
-  it('when a client sends its head too slowly, then the server closes the connection', async () => {
-    const closedAfter = await new Promise<number>((resolve) => {
-      const started = Date.now();
-      const socket = connect(h.server.port, '127.0.0.1', () => socket.write('GET /-/live HTTP/1.1\r\nHost: x\r\n'));
-      socket.on('data', () => undefined);
-      socket.on('close', () => resolve(Date.now() - started));
-      socket.on('error', () => undefined);
-    });
+  it('when the request line is not HTTP, then a 400 problem document naming the fault, without parameters', async () => {
+    const answer = await rawExchange('GET /-/live HTTP/1.1 junk\r\nHost: x\r\n\r\n');
+    expect(answer.text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(answer.text).toContain('Content-Type: application/problem+json; charset=utf-8');
+    const problem = JSON.parse(answer.text.slice(answer.text.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+    expect(problem).toMatchObject({ type: 'https://chatbridge.dev/problems#validation', status: 400 });
+    expect(problem.detail).toMatch(/^The request is not valid HTTP\/1\.1: .+ \(HPE_[A-Z_]+\)\.$/);
+    expect(problem).not.toHaveProperty('errors');
+  });
+
+  it('when a client sends its head too slowly, then a 408 problem document and the server closes the connection', async () => {
+    const answer = await rawExchange('GET /-/live HTTP/1.1\r\nHost: x\r\n');
     // headersTimeout is 10 s; Node checks it on a timer, so allow some slack.
-    expect(closedAfter).toBeGreaterThanOrEqual(9_000);
-    expect(closedAfter).toBeLessThan(15_000);
+    expect(answer.closedAfterMs).toBeGreaterThanOrEqual(9_000);
+    expect(answer.closedAfterMs).toBeLessThan(15_000);
+    expect(answer.text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(answer.text).toContain('"type":"https://chatbridge.dev/problems#request-timeout"');
   }, 30_000);
 });
+
+/** Sends `bytes` as they are and collects everything the server writes until it closes the connection. */
+function rawExchange(bytes: string): Promise<{ text: string; closedAfterMs: number }> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const chunks: Buffer[] = [];
+    const socket = connect(h.server.port, '127.0.0.1', () => socket.write(bytes));
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('close', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), closedAfterMs: Date.now() - started }));
+    socket.on('error', () => undefined);
+  });
+}

@@ -203,6 +203,7 @@ describe('hostile input, generated from the spec', () => {
           if (response.fromParser) {
             if (!PARSER_MAY_ANSWER.has(d.mutation.kind)) v.push(`Node's parser answered ${status} to a request it should have passed on (${d.mutation.kind})`);
             else if (d.mutation.kind === 'oversize' && head <= HEAD_LIMIT - 512) v.push(`Node's parser answered ${status} to a ${head}-byte head, within the 128 KiB the spec promises`);
+            v.push(...problemViolations(spec, status, response, undefined));
           } else if (status >= 400) {
             v.push(...problemViolations(spec, status, response, line.rawPath));
             if (status === 400) {

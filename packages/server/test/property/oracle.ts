@@ -4,11 +4,11 @@
 //  1. Never a 5xx, and always a complete HTTP response.
 //  2. Every 4xx the app sends is application/problem+json with type/title/status/detail/message,
 //     `status` equal to the HTTP status, `message` equal to `detail`, `instance` the request path and
-//     `type` the spec's fragment for that status. Exception, decided here: answers of Node's own
-//     HTTP parser (no X-Request-Id; bare 400 for a malformed request line, 431/414 for an oversized
-//     head) are accepted without a body, but only for requests that are malformed at the HTTP level
-//     or whose head exceeds the 128 KiB the spec promises; a well-formed request under that limit
-//     must reach the app.
+//     `type` the spec's fragment for that status. Requests rejected by Node's own HTTP parser (no
+//     X-Request-Id: 400 for a malformed request line, 431 for an oversized head) get a problem
+//     document too, without `instance` or `errors` (no request was read), but only requests that are
+//     malformed at the HTTP level or whose head exceeds the 128 KiB the spec promises; a well-formed
+//     request under that limit must reach the app.
 //  3. Every 400 carries a non-empty `errors`, each naming a parameter that was actually sent (its
 //     decoded name, its raw name, or the name before `[` for bracket notation), a path parameter of
 //     the operation, `body` / a member of the body sent, or a required parameter that is missing.
@@ -342,6 +342,8 @@ export function check(x: Exchange): string[] {
   if (res.fromParser) {
     if (x.headBytes <= HEAD_LIMIT - HEAD_SLACK) v.push(`Node's HTTP parser answered ${status} to a well-formed request whose head (${x.headBytes} bytes) is within the 128 KiB the spec promises`);
     else if (![400, 414, 431].includes(status)) v.push(`oversized head answered ${status}`);
+    v.push(...problemViolations(spec, status, res, undefined));
+    if ((json(res.body) as { errors?: unknown } | undefined)?.errors !== undefined) v.push('the parser\'s answer lists parameters it never read');
     if (rowsChanged(x.before, x.after).length) v.push('the parser rejected the request, yet a record changed');
     return v;
   }

@@ -8,9 +8,10 @@ export interface RawResponse {
   headers: Map<string, string>; // lower-case names; repeated headers joined with ", "
   body: Buffer;
   /**
-   * Node's HTTP parser answered (oversized head, malformed request line) before the app saw the
-   * request: a bare status line, no X-Request-Id (which the app sets on every response), no
-   * Content-Type, no body.
+   * Node's HTTP parser rejected the request (oversized head, malformed request line) before the app
+   * saw it: the server's clientError answer, a problem document without X-Request-Id (the app sets
+   * one on every response) and without `errors` (which the server's answer to an unparseable request
+   * target, also given before the app, always has).
    */
   fromParser: boolean;
 }
@@ -58,7 +59,7 @@ function parse(data: Buffer, closed: boolean, method: string): Parsed | undefine
   }
   const rest = data.subarray(end + 4);
   const make = (body: Buffer, complete: boolean): Parsed => ({
-    response: { status, headers, body, fromParser: !headers.has('x-request-id') && !headers.has('content-type') && body.length === 0 },
+    response: { status, headers, body, fromParser: !headers.has('x-request-id') && !body.includes('"errors":') },
     complete,
   });
   if (method === 'HEAD' || status === 204 || status === 304) return make(Buffer.alloc(0), true);
