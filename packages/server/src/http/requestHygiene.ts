@@ -36,10 +36,17 @@ export function queryParametersOfType(specPath: string, type: 'integer' | 'boole
 const DECIMAL_INTEGER = /^-?\d+$/;
 const NOT_UTF8 = 'is not valid percent-encoded UTF-8';
 
+/**
+ * An escape that is not `%00`-`%7F`. Escapes in that range each decode to one ASCII character and
+ * cannot be malformed, so a query without any other (`%20`, `%3A`, ...: what bots send) needs no
+ * decoding to be checked.
+ */
+const ESCAPE_TO_CHECK = /%(?![0-7][0-9A-Fa-f])/;
+
 /** Query keys and values that are not valid percent-encoded UTF-8 (`%ZZ`, `%FF`, an encoded surrogate). */
 function malformedEscapes(url: string, issues: Issue[]): void {
   const q = url.indexOf('?');
-  if (q === -1 || !url.includes('%', q)) return; // the common case: nothing to decode
+  if (q === -1 || !ESCAPE_TO_CHECK.test(url.slice(q + 1))) return; // the common case: nothing to decode
   for (const { key, value } of rawQueryPairs(url.slice(q + 1))) {
     if (!key.includes('%') && !value?.includes('%')) continue; // nothing to get wrong
     const decodedKey = decodeQueryComponent(key);
