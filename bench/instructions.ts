@@ -24,7 +24,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { type Part, partOf, selfCosts } from './lib/callgrind.ts';
-import { freePort, installCleanup, makeTempDir, removeTempDir, runNode, spawnTracked, stopChild, waitUntilServing } from './lib/procs.ts';
+import { freePort, installCleanup, keepTempDir, makeTempDir, removeTempDir, runNode, spawnTracked, stopChild, waitUntilServing } from './lib/procs.ts';
 import { updateQuery } from './lib/record.ts';
 import { PRODUCTION_SERVER_ENV, buildServer, serverCommandOf } from './lib/server.ts';
 import type { SeedOutput } from './seed.ts';
@@ -177,7 +177,9 @@ async function measure(side: string, checkout: string, dir: string, seededFile: 
       console.log(`${fmt(cost)} ${(cost / last.perRequest * 100).toFixed(1).padStart(5)}% ${a}  ${name.slice(0, 140)}`);
     }
   } finally {
-    if (opts.keep) console.log(`\ncallgrind's files are in ${dir}`);
-    else removeTempDir(dir);
+    if (opts.keep) {
+      keepTempDir(dir);
+      console.log(`\ncallgrind's files are in ${dir}`);
+    } else removeTempDir(dir);
   }
 }

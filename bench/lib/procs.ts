@@ -16,6 +16,11 @@ export function makeTempDir(prefix: string): string {
   return dir;
 }
 
+/** Leaves `dir` in place when the process exits (for a run asked to keep its files). */
+export function keepTempDir(dir: string): void {
+  tempDirs.delete(dir);
+}
+
 export function removeTempDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
   tempDirs.delete(dir);
