@@ -19,7 +19,10 @@ export interface RelayOptions {
   leaseMs?: number;
   /** Idle wait between outbox polls (a queued delivery wakes the relay sooner). */
   pollMs?: number;
+  /** Deliveries claimed per pass at most. */
   batchSize?: number;
+  /** Deliveries under way at once at most; a slow webhook holds one of them, not the relay. */
+  maxInFlight?: number;
   /** Told of every outcome, e.g. to count it in metrics. */
   observe?: (event: keyof RelayStats) => void;
 }
@@ -42,9 +45,11 @@ export class Relay {
   private loop: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  /** The last pass left due deliveries unclaimed for want of a free slot: a finished one starts a pass. */
+  private saturated = false;
 
   constructor(options: RelayOptions) {
-    this.o = { leaseMs: 30_000, pollMs: 500, batchSize: 16, observe: () => {}, ...options };
+    this.o = { leaseMs: 30_000, pollMs: 500, batchSize: 16, maxInFlight: 64, observe: () => {}, ...options };
   }
 
   start(): void {
@@ -68,12 +73,14 @@ export class Relay {
 
   private async run(): Promise<void> {
     while (this.running) {
+      let more = false;
       try {
-        await this.pass();
+        more = await this.pass();
       } catch (err) {
         this.o.logger.error({ err }, 'relay pass failed; retrying');
       }
       if (!this.running) break;
+      if (more) continue; // a full batch was claimed: more may be due now
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.o.pollMs);
         this.wakeUp = () => {
@@ -85,12 +92,21 @@ export class Relay {
     }
   }
 
-  /** One pass: expire stale messages, then claim and deliver what is due. */
-  async pass(): Promise<void> {
+  /**
+   * One pass: expire stale messages, then claim what is due, as far as free slots allow, and start
+   * delivering it. Deliveries are not awaited: a webhook that answers slowly (up to the sender's
+   * timeout) must delay neither other endpoints' deliveries nor the expiry of their messages.
+   * Returns true when it claimed a full batch, so the caller runs the next pass at once.
+   */
+  async pass(): Promise<boolean> {
     await this.expireStale();
-    const claimed = await this.o.store.claimDeliveries(this.o.clock(), this.o.leaseMs, this.o.batchSize);
-    const work = claimed.map((d) => this.track(this.deliver(d)));
-    await Promise.all(work);
+    const free = this.o.maxInFlight - this.inFlight.size;
+    this.saturated = free < this.o.batchSize;
+    if (free <= 0) return false;
+    const limit = Math.min(this.o.batchSize, free);
+    const claimed = await this.o.store.claimDeliveries(this.o.clock(), this.o.leaseMs, limit);
+    for (const d of claimed) this.track(this.deliver(d));
+    return claimed.length === limit && !this.saturated;
   }
 
   private count(event: keyof RelayStats): void {
@@ -98,9 +114,14 @@ export class Relay {
     this.o.observe(event);
   }
 
-  private track(p: Promise<void>): Promise<void> {
-    this.inFlight.add(p);
-    return p.finally(() => this.inFlight.delete(p));
+  private track(delivery: Promise<void>): void {
+    const settled = delivery
+      .catch((err: unknown) => this.o.logger.error({ err }, 'webhook delivery failed; retried after its lease'))
+      .finally(() => {
+        this.inFlight.delete(settled);
+        if (this.saturated && this.running) this.wake();
+      });
+    this.inFlight.add(settled);
   }
 
   private async expireStale(): Promise<void> {

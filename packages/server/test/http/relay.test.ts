@@ -138,6 +138,27 @@ describe('relay: delivery', () => {
   });
 });
 
+describe('relay: slow webhooks', () => {
+  it("when one endpoint's webhooks answer slowly, then another endpoint's message is delivered and a third's expires on time", async () => {
+    const { server, client } = await start({ messageTtlMs: 1500 });
+    const slow = await community(client, server);
+    const fast = await community(client, server);
+    const expiring = await community(client, server);
+    await client.updateEndpoint(expiring.id, expiring.token, { selfuse: false }); // nothing delivers it: only the TTL ends it
+    receiver.script({ status: 204, delayMs: 6000 }, { status: 204, delayMs: 6000 });
+    await post(client, slow.id, slow.token, 'chat_c', 0);
+    await eventually(() => receiver.received.length === 2); // both held by the receiver
+    await post(client, expiring.id, expiring.token, 'chat_c', 0);
+    const posted = Date.now();
+    await post(client, fast.id, fast.token, 'chat_c', 1);
+    await eventually(async () => (await client.getEndpoint(fast.id, fast.token)).meta.trigger === false, 8000);
+    expect(Date.now() - posted).toBeLessThan(3000); // not after the slow webhooks' 6 s
+    await eventually(async () => (await client.getEndpoint(expiring.id, expiring.token)).meta.trigger === false, 8000);
+    expect(Date.now() - posted).toBeLessThan(4000); // its TTL of 1.5 s, plus the relay's polling
+    expect(server.relay.stats.delivered).toBe(2); // the fast endpoint's two; the slow ones are still under way
+  });
+});
+
 describe('relay: lifecycle', () => {
   it('when a pending message is not fully read within the TTL, then it is reset and counted', async () => {
     const { server, client } = await start({ messageTtlMs: 400 });
