@@ -44,7 +44,17 @@ export async function listen(deps: AppDeps, port: number, host: string): Promise
   // Slow clients: the head must arrive within 10 s and the whole request within 30 s; Node enforces
   // both on a timer, checked every second (its default, 30 s, would make the 10 s limit meaningless).
   const limits = { maxHeaderSize: MAX_REQUEST_HEAD_BYTES, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 };
+  // While draining, every response closes its connection: a keep-alive connection whose request was
+  // in flight at close() would otherwise stay open (only idle ones are closed then) and hold the
+  // shutdown until its deadline.
+  let closing = false;
+  const unanswered = new Set<ServerResponse>();
   const server: Server = createServer(limits, (req: IncomingMessage, res: ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    else {
+      unanswered.add(res);
+      res.once('close', () => unanswered.delete(res));
+    }
     const target = originForm(req.url ?? '');
     if (target === undefined) return rejectTarget(res);
     req.url = target;
@@ -63,6 +73,8 @@ export async function listen(deps: AppDeps, port: number, host: string): Promise
     port: actual,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
+        for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
         server.close(() => resolve());
         server.closeIdleConnections();
       }),

@@ -1,6 +1,7 @@
 // Faults with real processes: SIGKILL in the middle of a stream of updates loses no acknowledged
 // write (both stores), and SIGTERM drains in-flight work and exits in bounded time.
 import { mkdtempSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -96,6 +97,36 @@ describe('crash durability (SIGKILL mid-stream)', () => {
 });
 
 describe('graceful shutdown (SIGTERM)', () => {
+  it('when SIGTERM arrives while a keep-alive connection has a request in flight, then it is answered with Connection: close and the process exits 0 promptly', async () => {
+    const under = await sqliteStore();
+    const admin = 'admin-token-for-the-shutdown-test-0123456789';
+    const server = await startServerProcess({ ...under.env, CHATBRIDGE_ADMIN_TOKEN: admin });
+    const { port } = new URL(server.url);
+    const body = JSON.stringify({ id: 'created-while-draining' });
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.on('error', () => undefined);
+    // Half the body, so the request is in flight when the signal arrives; then the rest. The client
+    // keeps its connection open, as a pooling HTTP client does.
+    const head = `POST /admin/endpoints HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${admin}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n`;
+    await new Promise<void>((resolve) => socket.write(head + body.slice(0, 5), () => resolve()));
+    await new Promise((r) => setTimeout(r, 300));
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    socket.write(body.slice(5));
+    const { code } = await server.exited;
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(code).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(5_000); // not the 10 s deadline
+    expect(server.log()).not.toContain('shutdown took too long');
+  }, 30_000);
+
+
   it('when SIGTERM arrives during a webhook delivery, then the delivery finishes and is acknowledged, and the process exits 0 promptly', async () => {
     const receiver = await startReceiver();
     try {
