@@ -13,6 +13,7 @@ async function main(): Promise<void> {
   delete process.env.DATABASE_URL;
   const logger = createLogger(config.logLevel);
   const store = await openStore(config.store, {
+    serving: true,
     onBackgroundError: (err) => logger.warn({ err: { message: err.message } }, 'database connection dropped'),
     onWarning: (message) => logger.warn(message),
   });

@@ -2,6 +2,7 @@
 // write (both stores), and SIGTERM drains in-flight work and exits in bounded time.
 import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -94,6 +95,33 @@ describe('crash durability (SIGKILL mid-stream)', () => {
       expect(result.acknowledged).toBeGreaterThanOrEqual(killAfter);
     }
   }, 60_000);
+});
+
+describe("SQLite: another process's write lock", () => {
+  it('when another process holds the write lock, then the server stays live and an update waits for the lock instead of blocking everything', async () => {
+    const under = await sqliteStore();
+    const token = await provision(under.config, 'locked');
+    const server = await startServerProcess(under.env);
+    const other = new DatabaseSync(under.config.kind === 'sqlite' ? under.config.sqlitePath : '');
+    other.exec('BEGIN IMMEDIATE');
+    const release = setTimeout(() => other.exec('ROLLBACK'), 1500);
+    try {
+      const update = fetch(`${server.url}/update/locked?token=${token}&message_content=after-the-lock`, { method: 'POST' });
+      await new Promise((r) => setTimeout(r, 200));
+      const asked = Date.now();
+      expect((await fetch(`${server.url}/-/live`)).status).toBe(200);
+      expect(Date.now() - asked).toBeLessThan(500); // not the lock's remaining 1.3 s
+      const answered = await update;
+      expect(answered.status).toBe(200);
+      expect(((await answered.json()) as { meta: { message: { content: string } } }).meta.message.content).toBe('after-the-lock');
+    } finally {
+      clearTimeout(release);
+      if (other.isTransaction) other.exec('ROLLBACK');
+      other.close();
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+  }, 30_000);
 });
 
 describe('graceful shutdown (SIGTERM)', () => {

@@ -3,7 +3,13 @@ import type { EndpointStore } from './port.ts';
 import { PostgresEndpointStore } from './postgres.ts';
 import { SqliteEndpointStore } from './sqlite.ts';
 
-export interface OpenStoreHooks {
+export interface OpenStoreOptions {
+  /**
+   * SQLite: a store that serves requests waits for another process's write lock on timers, never by
+   * blocking its event loop for more than this (see SqliteStoreOptions.busyTimeoutMs). Unset: the
+   * CLI's patient default.
+   */
+  serving?: boolean;
   /** Errors the store meets outside any call (PostgreSQL: an idle pooled connection dropped). */
   onBackgroundError?: (err: Error) => void;
   /** A database setting that will hurt in the long run (PostgreSQL: autovacuum off). */
@@ -11,16 +17,19 @@ export interface OpenStoreHooks {
 }
 
 /** Builds the store adapter the configuration names, its schema migrated to the current version. */
-export async function openStore(config: AppConfig['store'], hooks: OpenStoreHooks = {}): Promise<EndpointStore> {
+/** A serving store's longest block of its event loop on another process's SQLite lock. */
+const SERVING_BUSY_TIMEOUT_MS = 20;
+
+export async function openStore(config: AppConfig['store'], options: OpenStoreOptions = {}): Promise<EndpointStore> {
   switch (config.kind) {
     case 'sqlite':
-      return new SqliteEndpointStore(config.sqlitePath);
+      return new SqliteEndpointStore(config.sqlitePath, options.serving ? { busyTimeoutMs: SERVING_BUSY_TIMEOUT_MS } : {});
     case 'postgres':
       return PostgresEndpointStore.open({
         connectionString: config.databaseUrl,
         poolSize: config.poolSize,
-        ...(hooks.onBackgroundError && { onIdleError: hooks.onBackgroundError }),
-        ...(hooks.onWarning && { onWarning: hooks.onWarning }),
+        ...(options.onBackgroundError && { onIdleError: options.onBackgroundError }),
+        ...(options.onWarning && { onWarning: options.onWarning }),
       });
   }
 }

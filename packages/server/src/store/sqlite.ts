@@ -90,6 +90,14 @@ export interface SqliteStoreOptions {
   eventWindow?: Partial<EventLogWindow>;
   /** Committed rows kept in memory for reads (default 10,000; 0 turns the cache off). */
   cachedRows?: number;
+  /**
+   * How long one statement waits for another process's write lock, holding this thread (default
+   * 5000 ms, for the CLI). The server sets it short: the wait blocks its event loop, liveness
+   * included. Its group commits wait for the lock on timers instead, up to `lockWaitMs`.
+   */
+  busyTimeoutMs?: number;
+  /** How long a group commit keeps retrying a write lock held by another process (default 5000 ms). */
+  lockWaitMs?: number;
 }
 
 const DEFAULT_CACHED_ROWS = 10_000;
@@ -131,6 +139,8 @@ class CommittedRow extends StoredRow {
 type Outcome = { ok: true; value: Written<unknown> } | { ok: false; error: unknown };
 
 interface QueuedUpdate {
+  /** When it was queued (performance.now()): a batch waiting for the write lock gives up lockWaitMs after. */
+  since: number;
   id: string;
   run: () => Written<unknown>;
   resolve: (value: unknown) => void;
@@ -164,6 +174,12 @@ type StatementName =
   | 'pruneEvents';
 
 
+/** SQLITE_BUSY: another connection holds the lock this statement needs (past busy_timeout). */
+function isLockedByOther(error: unknown): boolean {
+  const e = error as { errcode?: unknown; message?: unknown } | null;
+  return typeof e?.errcode === 'number' ? (e.errcode & 0xff) === 5 : typeof e?.message === 'string' && /database is locked/.test(e.message);
+}
+
 export class SqliteEndpointStore implements EndpointStore {
   readonly kind = 'sqlite';
   private readonly db: DatabaseSync;
@@ -177,13 +193,18 @@ export class SqliteEndpointStore implements EndpointStore {
   private readonly queued: QueuedUpdate[] = [];
   private readonly cache: RowCache;
   private readonly groupCommitListeners: ((commit: GroupCommitTiming) => void)[] = [];
+  private readonly lockWaitMs: number;
+  /** A retry of the queued batch is scheduled: another process held the write lock. */
+  private lockRetry: { timer: NodeJS.Timeout; delayMs: number } | undefined;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.clock = options.clock ?? Date.now;
     this.window = { ...DEFAULT_EVENT_WINDOW, ...options.eventWindow };
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
-    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+    this.lockWaitMs = options.lockWaitMs ?? 5000;
+    const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
+    this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA foreign_keys = ON;`);
     const q = (sql: string) => this.db.prepare(sql);
     this.tx = {
       begin: q('BEGIN IMMEDIATE'),
@@ -376,7 +397,7 @@ export class SqliteEndpointStore implements EndpointStore {
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.queued.length === 0) setImmediate(() => this.groupCommit());
-      this.queued.push({ id, run: () => this.decideAndWrite(id, decide), resolve: resolve as (v: unknown) => void, reject });
+      this.queued.push({ since: performance.now(), id, run: () => this.decideAndWrite(id, decide), resolve: resolve as (v: unknown) => void, reject });
     });
   }
 
@@ -386,6 +407,11 @@ export class SqliteEndpointStore implements EndpointStore {
    * before it is durable. The profile showed an fsync per update bounding throughput.
    */
   private groupCommit(): void {
+    const lastDelayMs = this.lockRetry?.delayMs;
+    if (this.lockRetry) {
+      clearTimeout(this.lockRetry.timer); // close() commits at once
+      this.lockRetry = undefined;
+    }
     const batch = this.queued.splice(0);
     if (batch.length === 0) return;
     const fail = (error: unknown) => batch.forEach((item) => item.reject(error));
@@ -399,6 +425,7 @@ export class SqliteEndpointStore implements EndpointStore {
       this.tx.commit.run();
     } catch (error) {
       this.rollback();
+      if (isLockedByOther(error) && started - batch[0]!.since < this.lockWaitMs) return this.retryWhenUnlocked(batch, lastDelayMs);
       return fail(error);
     }
     const timing = { updates: batch.length, statementsMs: committing - started, commitMs: performance.now() - committing };
@@ -409,6 +436,17 @@ export class SqliteEndpointStore implements EndpointStore {
     });
     // After the batch is settled, so that a listener can delay no acknowledgement.
     for (const listener of this.groupCommitListeners) listener(timing);
+  }
+
+  /**
+   * Another process holds the write lock: the batch goes back to the front of the queue (updates
+   * queued meanwhile join it) and is tried again on a timer, 2 ms later and doubling up to 50 ms,
+   * so the event loop serves everything else while it waits.
+   */
+  private retryWhenUnlocked(batch: QueuedUpdate[], lastDelayMs = 1): void {
+    this.queued.unshift(...batch);
+    const delayMs = Math.min(50, lastDelayMs * 2);
+    this.lockRetry = { timer: setTimeout(() => this.groupCommit(), delayMs), delayMs };
   }
 
   /**

@@ -330,3 +330,57 @@ describe('SqliteEndpointStore row cache', () => {
     await store.close();
   });
 });
+
+describe("SqliteEndpointStore and another process's write lock", () => {
+  /** Another connection (as another process would) holding the write lock for `ms`. */
+  function holdWriteLock(file: string, ms: number): Promise<void> {
+    const other = new DatabaseSync(file);
+    other.exec('BEGIN IMMEDIATE');
+    return new Promise((resolve) =>
+      setTimeout(() => {
+        other.exec('ROLLBACK');
+        other.close();
+        resolve();
+      }, ms),
+    );
+  }
+
+  const write = (store: SqliteEndpointStore, id: string, content: string) =>
+    store.update(id, (current) => ({
+      write: { record: { ...current!.record, meta: { ...current!.record.meta, message: { ...current!.record.meta.message, content } } }, state: current!.state },
+      result: content,
+    }));
+
+  it('when a serving store meets the lock, then its update waits on timers, the event loop keeps turning, and the update commits once the lock is gone', async () => {
+    const file = scratchFile();
+    const store = new SqliteEndpointStore(file, { busyTimeoutMs: 20 });
+    await store.create('locked-1', hashToken('t'), initialRecord());
+    const released = holdWriteLock(file, 600);
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    const started = Date.now();
+    const committed = write(store, 'locked-1', 'after the lock');
+    await new Promise((r) => setTimeout(r, 300));
+    const ticksWhileLocked = ticks;
+    await expect(committed).resolves.toBe('after the lock');
+    clearInterval(ticker);
+    await released;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+    // A 10 ms timer kept firing while the update waited: nothing held the thread for the lock's 600 ms.
+    expect(ticksWhileLocked).toBeGreaterThanOrEqual(15);
+    expect((await store.get('locked-1'))!.record.meta.message.content).toBe('after the lock');
+    await store.close();
+  });
+
+  it('when the lock outlasts lockWaitMs, then the update fails as database is locked (answered 503) and changes nothing', async () => {
+    const file = scratchFile();
+    const store = new SqliteEndpointStore(file, { busyTimeoutMs: 20, lockWaitMs: 200 });
+    await store.create('locked-2', hashToken('t'), initialRecord());
+    const released = holdWriteLock(file, 800);
+    await expect(write(store, 'locked-2', 'never')).rejects.toThrow(/database is locked/);
+    await released;
+    expect((await store.get('locked-2'))!.record.meta.message.content).toBeNull();
+    expect(await write(store, 'locked-2', 'later')).toBe('later'); // the store works on afterwards
+    await store.close();
+  });
+});
