@@ -40,7 +40,7 @@ describe('published docs', () => {
     await page.getByText('chatbridge (1.0.0)').waitFor({ timeout: 30_000 });
     // The navigation expands a tag's operations when it is clicked (Redoc renders them on demand).
     await page.getByText('Endpoints', { exact: true }).first().click();
-    await page.waitForFunction(() => document.body.innerText.includes('/events/{endpoint}'), undefined, { timeout: 30_000 });
+    await page.waitForFunction("document.body.innerText.includes('/events/{endpoint}')", undefined, { timeout: 30_000 });
     const text = await page.locator('body').innerText();
     for (const shown of ['Conventions', 'Read an endpoint', 'Update an endpoint', 'Mark the current message read', '/update/{endpoint}', '/events/{endpoint}']) {
       expect(text).toContain(shown);
