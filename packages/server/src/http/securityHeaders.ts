@@ -43,9 +43,14 @@ function helmetHeaders(options: HelmetOptions): Map<string, OutgoingHttpHeader> 
   return headers;
 }
 
+/** helmet's headers for `options`, then `extra`, as name and value pairs (lower-case names). */
+export function securityHeaderList(options: HelmetOptions, extra: Record<string, string> = {}): [string, OutgoingHttpHeader][] {
+  return [...helmetHeaders(options), ...Object.entries(extra)];
+}
+
 /** helmet's headers for `options`, then `extra` (which a handler may still override, as the event stream does). */
 export function securityHeaders(options: HelmetOptions, extra: Record<string, string> = {}): RequestHandler {
-  const headers = [...helmetHeaders(options), ...Object.entries(extra)];
+  const headers = securityHeaderList(options, extra);
   return (_req, res, next) => {
     for (const [name, value] of headers) res.setHeader(name, value);
     next();

@@ -5,15 +5,21 @@ import { createLogger } from '../../src/logger.ts';
 import { startTestServer } from '../../src/testing.ts';
 import { raw } from './harness.ts';
 
+/** A log sink that keeps every line written to it. */
+function captureLines() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { lines, sink };
+}
+
 describe('request logging', () => {
   it('when requests carry endpoint and admin tokens, then no log line contains either, and request ids are echoed', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
+    const { lines, sink } = captureLines();
     const server = await startTestServer({ logger: createLogger('debug', sink) });
     try {
       const client = createChatbridgeClient({ baseUrl: server.url, adminToken: server.adminToken });
@@ -45,13 +51,7 @@ describe('request logging', () => {
 
 describe('request logging of HEAD', () => {
   it('when a HEAD request is answered as its GET, then its log line names the method as sent', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
+    const { lines, sink } = captureLines();
     const server = await startTestServer({ logger: createLogger('info', sink) });
     try {
       const head = await raw(`${server.url}/-/live`, { method: 'HEAD' });
