@@ -10,7 +10,8 @@
 //        prefixed with "> "; the first line reads "> **<reply.author>**: <line>", or "> <line>" when
 //        `reply.author` is null or empty. Line breaks inside the author's name become spaces so the
 //        quote stays one block. The quoted text is cut to 500 characters (with "…") so a long
-//        replied-to message cannot push the new message out of the 2000-character limit;
+//        replied-to message cannot push the new message out of the 2000-character limit, and when
+//        the content is still over that limit, further, down to 100, before the new text is cut;
 //     2. `content`, exactly as stored (no escaping, no trimming), when non-null and non-empty;
 //     3. the attachment URLs, one per line, as stored.
 //   When all three are empty, `content` is omitted.
@@ -71,6 +72,8 @@ export const PAYLOAD_LIMITS = {
   content: 2000,
   username: 80,
   replyQuote: 500,
+  /** A content over its limit cuts the quote first, down to this, before the new message's text. */
+  replyQuoteMin: 100,
   embedTitle: 256,
   embedDescription: 4096,
   embedFooter: 2048,
@@ -96,8 +99,8 @@ export function truncate(text: string, max: number): string {
 const present = (v: string | null | undefined): v is string => typeof v === 'string' && v.length > 0;
 
 
-function replyQuote(author: string | null, message: string): string {
-  const lines = truncate(message, PAYLOAD_LIMITS.replyQuote).split(/\r\n|\r|\n/);
+function replyQuote(author: string | null, message: string, limit: number): string {
+  const lines = truncate(message, limit).split(/\r\n|\r|\n/);
   const who = present(author) ? `**${author.replace(/[\r\n]+/g, ' ')}**: ` : '';
   return lines.map((line, i) => `> ${i === 0 ? who : ''}${line}`).join('\n');
 }
@@ -143,13 +146,23 @@ function contentOf(text: string, links: string): string | undefined {
 /** The webhook body for the record's latest message. See the decisions at the top of this file. */
 export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
   const message = record.meta.message;
-  const blocks: string[] = [];
-  if (message.isReply && present(message.reply.message)) blocks.push(replyQuote(message.reply.author, message.reply.message));
-  if (present(message.content)) blocks.push(message.content);
   const links = message.attachments.filter((url) => url.length > 0).join('\n');
+  const text = present(message.content) ? message.content : '';
+  const joined = (...blocks: string[]) => blocks.filter((b) => b !== '').join('\n');
+  let quote = '';
+  const replied = message.isReply && present(message.reply.message) ? message.reply.message : '';
+  if (replied !== '') {
+    quote = replyQuote(message.reply.author, replied, PAYLOAD_LIMITS.replyQuote);
+    // Over the limit, the older message's quote gives way first (down to its minimum), the new text after.
+    const over = joined(quote, text, links).length - PAYLOAD_LIMITS.content;
+    const quoted = Math.min(replied.length, PAYLOAD_LIMITS.replyQuote);
+    if (over > 0 && quoted > PAYLOAD_LIMITS.replyQuoteMin) {
+      quote = replyQuote(message.reply.author, replied, Math.max(PAYLOAD_LIMITS.replyQuoteMin, quoted - over));
+    }
+  }
 
   const payload: WebhookPayload = { allowed_mentions: { parse: [] } };
-  const content = contentOf(blocks.join('\n'), links);
+  const content = contentOf(joined(quote, text), links);
   if (content !== undefined) payload.content = content;
   const name = message.author.name;
   if (present(name) && name.trim().length > 0) payload.username = truncate(name, PAYLOAD_LIMITS.username);

@@ -35,8 +35,12 @@ export interface RelayStats {
   expired: number;
 }
 
-/** Names one message's delivery to one platform; receivers may use it to drop duplicates. */
-export const idempotencyKey = (d: Delivery) => `${d.endpointId}:${d.seq}:${d.platform}`;
+/**
+ * Names one message's delivery to one platform; receivers may use it to drop duplicates. The outbox
+ * entry's ID ends it: message numbers start again at 1 when an endpoint ID is deleted and created
+ * anew, while outbox IDs are never reused, so a new message never carries an old message's key.
+ */
+export const idempotencyKey = (d: Delivery) => `${d.endpointId}:${d.seq}:${d.platform}:${d.id}`;
 
 export class Relay {
   readonly stats: RelayStats = { delivered: 0, retried: 0, rejected: 0, gaveUp: 0, expired: 0 };

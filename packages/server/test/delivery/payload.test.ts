@@ -217,6 +217,20 @@ describe('buildWebhookPayload: limits', () => {
     expect(out).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/); // no half surrogate pair
   });
 
+  it('when a long reply quote and the new text exceed the limit, then the quote gives way first, down to 100 characters, before the text is cut', () => {
+    const reply = { author: 'Bobby', message: 'r'.repeat(1500) };
+    const fits = buildWebhookPayload(recordWith({ isReply: true, reply, content: 't'.repeat(1700) })).content!;
+    // The quote shrank to make room; the new text is whole.
+    expect(fits.length).toBeLessThanOrEqual(2000);
+    expect(fits.endsWith(`\n${'t'.repeat(1700)}`)).toBe(true);
+    expect(fits.startsWith('> **Bobby**: rrr')).toBe(true);
+    const crowded = buildWebhookPayload(recordWith({ isReply: true, reply, content: 'u'.repeat(1990) })).content!;
+    // No room even at its minimum: the quote keeps 100 characters and the text is cut instead.
+    expect(crowded).toHaveLength(2000);
+    expect(crowded.startsWith(`> **Bobby**: ${'r'.repeat(99)}…\nuuu`)).toBe(true);
+    expect(crowded.endsWith('u…')).toBe(true);
+  });
+
   it('when the links alone leave no room for the text, then the whole content is cut at its end', () => {
     const long = `https://cdn.example.com/${'p'.repeat(1500)}`;
     const out = buildWebhookPayload(recordWith({ content: 'hello', attachments: [long, long] })).content!;

@@ -33,8 +33,7 @@ async function start(options: TestServerOptions = {}) {
 }
 
 /** A self-user endpoint with two bridges: index 0 and 1 across chat_a, chat_b (webhooks) and chat_c. */
-async function community(client: ChatbridgeClient, server: TestServer) {
-  const id = `relay-${++counter}`;
+async function community(client: ChatbridgeClient, server: TestServer, id = `relay-${++counter}`) {
   const token = await server.provision(id);
   for (const i of [0, 1]) {
     await client.updateEndpoint(id, token, {
@@ -135,6 +134,24 @@ describe('relay: delivery', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.received).toHaveLength(2);
     expect((await client.getEndpoint(id, token)).meta.read).toMatchObject({ chat_a: false, chat_b: false });
+  });
+});
+
+describe('relay: idempotency keys', () => {
+  it('when an endpoint ID is deleted and created anew, then its first message carries keys the old first message never had', async () => {
+    const { server, client } = await start();
+    const first = await community(client, server);
+    await post(client, first.id, first.token, 'chat_c', 0);
+    await eventually(async () => (await client.getEndpoint(first.id, first.token)).meta.trigger === false);
+    const oldKeys = receiver.received.map((r) => r.idempotencyKey);
+    expect(await server.store.delete(first.id)).toBe(true);
+    const again = await community(client, server, first.id);
+    await post(client, again.id, again.token, 'chat_c', 0);
+    await eventually(() => receiver.received.length === 4);
+    const newKeys = receiver.received.slice(2).map((r) => r.idempotencyKey);
+    // Both first messages are message 1 of their endpoint, to the same platforms.
+    expect(oldKeys.map((k) => k!.split(':').slice(0, 3).join(':')).sort()).toEqual(newKeys.map((k) => k!.split(':').slice(0, 3).join(':')).sort());
+    expect(newKeys.filter((k) => oldKeys.includes(k))).toEqual([]);
   });
 });
 
