@@ -780,7 +780,10 @@ export interface components {
          * @description Sets `meta.trigger`. `true` starts a new message (replacing a pending one): `meta.read` becomes
          *     `true` for the sender and for every platform with no channels, and `false` for the others; for a
          *     self-user endpoint the service queues its webhook deliveries. `false` ends a pending message without
-         *     clearing its fields, and drops its undelivered webhook copies. Absent means unchanged.
+         *     clearing its fields, and drops its undelivered webhook copies. Absent means unchanged. A new
+         *     message keeps the message fields its request does not set (attachments, author, embed, reply) from
+         *     the one before, as every parameter leaves what it does not name unchanged; a bot sends every field
+         *     of a new message (an empty value clears one), or the endpoint is idle, whose fields are empty.
          * @example true
          */
         trigger: boolean;
@@ -1046,7 +1049,10 @@ export interface operations {
                  * @description Sets `meta.trigger`. `true` starts a new message (replacing a pending one): `meta.read` becomes
                  *     `true` for the sender and for every platform with no channels, and `false` for the others; for a
                  *     self-user endpoint the service queues its webhook deliveries. `false` ends a pending message without
-                 *     clearing its fields, and drops its undelivered webhook copies. Absent means unchanged.
+                 *     clearing its fields, and drops its undelivered webhook copies. Absent means unchanged. A new
+                 *     message keeps the message fields its request does not set (attachments, author, embed, reply) from
+                 *     the one before, as every parameter leaves what it does not name unchanged; a bot sends every field
+                 *     of a new message (an empty value clears one), or the endpoint is idle, whose fields are empty.
                  * @example true
                  */
                 trigger?: components["parameters"]["trigger"];
