@@ -1,14 +1,21 @@
 // The server's configuration, parsed from the environment once at start. Invalid settings stop the
-// process with a message naming them; nothing else reads process.env.
+// process with a message naming them; no other code of ours reads process.env (the PostgreSQL driver
+// reads its own PG* variables).
 import { z } from 'zod';
 import { hashToken } from './tokens.ts';
 
+/** true/false in any letter case (as the HTTP booleans), or 1/0. */
 const bool = z
-  .enum(['true', 'false', '1', '0'])
+  .string()
+  .toLowerCase()
+  .pipe(z.enum(['true', 'false', '1', '0']))
   .transform((v) => v === 'true' || v === '1');
 
+/** An empty value counts as not set (`PORT=` would otherwise coerce to 0: a random port). */
+const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
+
 const EnvSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).default(8080)),
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().optional(),
