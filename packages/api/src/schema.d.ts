@@ -562,6 +562,13 @@ export interface components {
         /** @description Endpoint operations: the token is missing, empty or wrong, belongs to another endpoint, or the endpoint does not exist; the body is the same in every case, so endpoint IDs cannot be enumerated. Admin operations: the admin token is missing or wrong, or the admin API is disabled. */
         Unauthorized: {
             headers: {
+                /**
+                 * @description The challenge (RFC 9110 requires one on every `401`). Endpoint operations:
+                 *     `ApiKey realm="chatbridge", in="query", name="token"` (the token travels in the `token` query
+                 *     parameter; no registered HTTP scheme describes that, so the challenge names it as this spec's
+                 *     `endpointToken` scheme does). Admin operations: `Bearer realm="chatbridge-admin"` (RFC 6750).
+                 */
+                "WWW-Authenticate"?: string;
                 [name: string]: unknown;
             };
             content: {

@@ -9,6 +9,7 @@ import {
   ADMIN_UNAUTHORIZED_DETAIL,
   HttpProblem,
   UNAUTHORIZED_DETAIL,
+  challengeFor,
   invalid,
   isProblemStatus,
   problemFor,
@@ -107,6 +108,7 @@ export function problemErrorHandler(logger: Logger): ErrorRequestHandler {
     if (res.headersSent) return;
     if (p.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(p.retryAfterSeconds));
     if (p.allow !== undefined) res.setHeader('Allow', p.allow);
+    if (p.status === 401) res.setHeader('WWW-Authenticate', challengeFor(req.path));
     res.status(p.status).type('application/problem+json').json(problemFor(p.status, p.detail, req.path, p.errors));
   };
 }

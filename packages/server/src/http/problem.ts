@@ -46,6 +46,14 @@ export const UNAUTHORIZED_DETAIL = 'The token is missing or not valid for this e
 export const unauthorized = () => new HttpProblem(401, UNAUTHORIZED_DETAIL);
 export const ADMIN_UNAUTHORIZED_DETAIL = 'The admin token is missing or wrong.';
 
+/**
+ * The `WWW-Authenticate` challenge every 401 carries (RFC 9110 requires one). Admin operations take a
+ * bearer token (RFC 6750); endpoint operations take the token in the query string, for which no
+ * scheme is registered, so the challenge names it the way the spec's `apiKey` scheme does.
+ */
+export const challengeFor = (path: string) =>
+  path.startsWith('/admin/') ? 'Bearer realm="chatbridge-admin"' : 'ApiKey realm="chatbridge", in="query", name="token"';
+
 /** At most this many issues are listed, so a flood of bad parameters cannot inflate the answer. */
 const MAX_ISSUES = 25;
 

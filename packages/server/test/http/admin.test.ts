@@ -102,6 +102,7 @@ describe('admin operations', () => {
     const r = await raw(`${h.server.url}/admin/endpoints`);
     expect(r.status).toBe(401);
     expect(r.type).toContain('application/problem+json');
+    expect(r.headers.get('www-authenticate')).toBe('Bearer realm="chatbridge-admin"');
     const wrongBearer = await raw(`${h.server.url}/admin/endpoints`, { headers: { authorization: 'Bearer wrong' } });
     const basic = await raw(`${h.server.url}/admin/endpoints`, { headers: { authorization: 'Basic abc' } });
     expect(wrongBearer.body.detail).toBe(r.body.detail);

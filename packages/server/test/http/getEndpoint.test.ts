@@ -36,6 +36,7 @@ describe('getEndpoint', () => {
     for (const b of bodies) {
       expect(b.status).toBe(401);
       expect(b.type).toContain('application/problem+json');
+      expect(b.headers.get('www-authenticate')).toBe('ApiKey realm="chatbridge", in="query", name="token"');
     }
     const withoutInstance = bodies.map(({ body: { instance: _i, ...rest } }) => rest);
     expect(new Set(withoutInstance.map((b) => JSON.stringify(b))).size).toBe(1);
