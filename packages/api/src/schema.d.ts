@@ -872,8 +872,8 @@ export interface components {
         /**
          * @description Resume after this version: the ID of the last event received, as an `EventSource` sends it when it
          *     reconnects. A value that is not a version of this endpoint (not a decimal number, or newer than the
-         *     current version) is answered like one older than the replay window: with a `reset` event. An empty
-         *     value counts as absent.
+         *     current version) is answered like one older than the replay window: with a `reset` event. Leading
+         *     zeros are read as in `last_event_id` (`04` is version 4). An empty value counts as absent.
          * @example 41
          */
         "Last-Event-ID": string;
@@ -1201,8 +1201,8 @@ export interface operations {
                 /**
                  * @description Resume after this version: the ID of the last event received, as an `EventSource` sends it when it
                  *     reconnects. A value that is not a version of this endpoint (not a decimal number, or newer than the
-                 *     current version) is answered like one older than the replay window: with a `reset` event. An empty
-                 *     value counts as absent.
+                 *     current version) is answered like one older than the replay window: with a `reset` event. Leading
+                 *     zeros are read as in `last_event_id` (`04` is version 4). An empty value counts as absent.
                  * @example 41
                  */
                 "Last-Event-ID"?: components["parameters"]["Last-Event-ID"];

@@ -25,7 +25,8 @@ export const HEARTBEAT = ': heartbeat\n\n';
  */
 export type ResumePoint = { kind: 'fresh' } | { kind: 'after'; version: number } | { kind: 'unknown' };
 
-const VERSION = /^(0|[1-9][0-9]{0,15})$/;
+// Leading zeros are allowed, as the `last_event_id` query parameter's integer allows them: "04" is 4 either way.
+const VERSION = /^[0-9]{1,32}$/;
 
 /**
  * The `Last-Event-ID` header wins over the `last_event_id` query parameter: an EventSource that

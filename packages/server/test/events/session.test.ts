@@ -28,7 +28,12 @@ describe('resumePoint', () => {
     expect(resumePoint(undefined, 7)).toEqual({ kind: 'after', version: 7 });
   });
 
-  it.each(['abc', '-1', '1.5', '01', '1e3', '99999999999999999', '1,2'])('when the header is %j, then it is no version: reset', (header) => {
+  it('when the header has leading zeros, then it is the same version as the query parameter would be', () => {
+    expect(resumePoint('04', undefined)).toEqual({ kind: 'after', version: 4 });
+    expect(resumePoint('000', 9)).toEqual({ kind: 'after', version: 0 });
+  });
+
+  it.each(['abc', '-1', '1.5', '+1', ' 1 2', '1e3', '99999999999999999', '1,2'])('when the header is %j, then it is no version: reset', (header) => {
     expect(resumePoint(header, 3)).toEqual({ kind: 'unknown' });
   });
 
