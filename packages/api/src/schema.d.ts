@@ -426,7 +426,7 @@ export interface components {
             thumbnail: string;
             title: string;
         };
-        /** @description The message replied to; both members `null` when the message is not a reply. */
+        /** @description The message replied to; both members are `null` initially, in every new message that does not set them, and after `message_reply=false`. */
         Reply: {
             author: string | null;
             message: string | null;
@@ -784,13 +784,17 @@ export interface components {
          */
         sender_channel: string;
         /**
-         * @description Sets `meta.trigger`. `true` starts a new message (replacing a pending one): `meta.read` becomes
-         *     `true` for the sender and for every platform with no channels, and `false` for the others; for a
-         *     self-user endpoint the service queues its webhook deliveries. `false` ends a pending message without
-         *     clearing its fields, and drops its undelivered webhook copies. Absent means unchanged. A new
-         *     message keeps the message fields its request does not set (attachments, author, embed, reply) from
-         *     the one before, as every parameter leaves what it does not name unchanged; a bot sends every field
-         *     of a new message (an empty value clears one), or the endpoint is idle, whose fields are empty.
+         * @description Sets `meta.trigger`. `true` starts a new message: `meta.read` becomes `true` for the sender and for
+         *     every platform with no channels, and `false` for the others; for a self-user endpoint the service
+         *     queues its webhook deliveries. `false` ends a pending message. Absent means unchanged.
+         *
+         *     A message's fields belong to it. When `true` replaces a pending message, the new message starts
+         *     from initial message fields (content and author `null`, no attachments, embed `None`, not a reply)
+         *     plus those its request sets: nothing of the old message is carried over. `sender` and
+         *     `sender_channel` stay unless the request sets them. When `false` ends a pending message, the
+         *     endpoint returns to idle exactly as when every platform has read it, and then the request's own
+         *     parameters apply. Message fields set while the endpoint is idle are kept for the next message, so
+         *     a bot may set them first and send `trigger=true` after.
          * @example true
          */
         trigger: boolean;
@@ -835,7 +839,9 @@ export interface components {
          */
         message_embed: string;
         /**
-         * @description Sets `meta.message.isReply`. Absent means unchanged (the initial value is `false`).
+         * @description Sets `meta.message.isReply`. `false` also clears `meta.message.reply` (both members `null`) before
+         *     `message_reply_author` and `message_reply_message` of the same request apply. Absent means
+         *     unchanged (the initial value is `false`).
          * @example true
          */
         message_reply: boolean;
@@ -1053,13 +1059,17 @@ export interface operations {
                  */
                 sender_channel?: components["parameters"]["sender_channel"];
                 /**
-                 * @description Sets `meta.trigger`. `true` starts a new message (replacing a pending one): `meta.read` becomes
-                 *     `true` for the sender and for every platform with no channels, and `false` for the others; for a
-                 *     self-user endpoint the service queues its webhook deliveries. `false` ends a pending message without
-                 *     clearing its fields, and drops its undelivered webhook copies. Absent means unchanged. A new
-                 *     message keeps the message fields its request does not set (attachments, author, embed, reply) from
-                 *     the one before, as every parameter leaves what it does not name unchanged; a bot sends every field
-                 *     of a new message (an empty value clears one), or the endpoint is idle, whose fields are empty.
+                 * @description Sets `meta.trigger`. `true` starts a new message: `meta.read` becomes `true` for the sender and for
+                 *     every platform with no channels, and `false` for the others; for a self-user endpoint the service
+                 *     queues its webhook deliveries. `false` ends a pending message. Absent means unchanged.
+                 *
+                 *     A message's fields belong to it. When `true` replaces a pending message, the new message starts
+                 *     from initial message fields (content and author `null`, no attachments, embed `None`, not a reply)
+                 *     plus those its request sets: nothing of the old message is carried over. `sender` and
+                 *     `sender_channel` stay unless the request sets them. When `false` ends a pending message, the
+                 *     endpoint returns to idle exactly as when every platform has read it, and then the request's own
+                 *     parameters apply. Message fields set while the endpoint is idle are kept for the next message, so
+                 *     a bot may set them first and send `trigger=true` after.
                  * @example true
                  */
                 trigger?: components["parameters"]["trigger"];
@@ -1104,7 +1114,9 @@ export interface operations {
                  */
                 message_embed?: components["parameters"]["message_embed"];
                 /**
-                 * @description Sets `meta.message.isReply`. Absent means unchanged (the initial value is `false`).
+                 * @description Sets `meta.message.isReply`. `false` also clears `meta.message.reply` (both members `null`) before
+                 *     `message_reply_author` and `message_reply_message` of the same request apply. Absent means
+                 *     unchanged (the initial value is `false`).
                  * @example true
                  */
                 message_reply?: components["parameters"]["message_reply"];

@@ -2,7 +2,7 @@
 // new record or the list of problems with the request. No I/O; the store makes it atomic.
 import type { operations } from '@chatbridge/api';
 import { type Issue, queryIssue } from './issues.ts';
-import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS } from './record.ts';
+import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS, emptyMessage, initialRecord } from './record.ts';
 import { parseEmbed } from './embed.ts';
 import { isHttpUrl, parseHttpUrl } from './urls.ts';
 import { checkLiteralHost } from '../delivery/addresses.ts';
@@ -113,6 +113,7 @@ export function applyUpdate(recordJson: string, params: UpdateParams, policy: Up
 
   applyLists(next, params, policy, issues);
   applyConfigScalars(next, params, issues);
+  leavePendingMessage(next, params);
   applyMessage(next, params, issues);
   applySenderAndTrigger(next, params);
 
@@ -189,8 +190,23 @@ function applyConfigScalars(next: EndpointRecord, params: UpdateParams, _issues:
   if (params.beta !== undefined) next.config.isbeta = params.beta;
 }
 
+/**
+ * A message's fields belong to it. A request that replaces a pending message (`trigger=true`) starts
+ * the new one from initial message fields, so nothing of the old one's attachments, author, embed or
+ * reply is carried over; one that ends it (`trigger=false`) returns the endpoint to idle as a full read
+ * or the TTL does. Either way the request's own parameters are applied afterwards. Fields set while
+ * idle are kept: they are for the next message.
+ */
+function leavePendingMessage(next: EndpointRecord, params: UpdateParams): void {
+  if (!next.meta.trigger) return;
+  if (params.trigger === true) next.meta.message = emptyMessage();
+  else if (params.trigger === false) next.meta = initialRecord().meta;
+}
+
 function applyMessage(next: EndpointRecord, params: UpdateParams, issues: Issue[]): void {
   const message = next.meta.message;
+  // Not a reply: the replied-to message's members are cleared (this request may set them again).
+  if (params.message_reply === false) message.reply = { author: null, message: null };
   if (params.message_author_name !== undefined) message.author.name = params.message_author_name;
   if (params.message_author_avatar !== undefined) message.author.avatar = params.message_author_avatar;
   if (params.message_author_id !== undefined) message.author.id = params.message_author_id;

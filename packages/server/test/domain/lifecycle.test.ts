@@ -60,10 +60,48 @@ describe('lifecycle', () => {
     expect(second.record.meta.read).toEqual({ chat_a: false, chat_b: true, chat_c: false, chat_d: true });
   });
 
-  it('when trigger=false, then the message is no longer pending but its fields are kept', () => {
-    const row = update(message(bridged(), 'chat_c', 'c-0000-chan'), { trigger: false });
-    expect(row.state.pendingSince).toBeNull();
-    expect(row.record.meta.message.content).toBe('hello');
+  it('when trigger=false ends a pending message, then the endpoint is idle with initial message fields, and then the request\'s own fields apply', () => {
+    const pending = markRead(message(bridged(), 'chat_c', 'c-0000-chan'), 'chat_a');
+    const ended = update(pending, { trigger: false });
+    expect(ended.state.pendingSince).toBeNull();
+    expect(ended.record.meta).toEqual(initialRecord().meta);
+    expect(ended.record.config).toEqual(pending.record.config);
+    const endedWithText = update(pending, { trigger: false, message_content: 'for the next one' });
+    expect(endedWithText.record.meta.message).toEqual({ ...initialRecord().meta.message, content: 'for the next one' });
+  });
+
+  it('when a new message replaces a pending one, then nothing of the old message\'s fields is carried over', () => {
+    const first = update(bridged(), {
+      sender: 'chat_c',
+      sender_channel: 'c-0000-chan',
+      message_content: 'first',
+      message_author_name: 'Ada',
+      message_author_id: 'ada-12345',
+      message_attachments: 'https://cdn.example.com/first.png',
+      message_embed: JSON.stringify({ title: 'old embed' }),
+      message_reply: true,
+      message_reply_author: 'Grace',
+      message_reply_message: 'quoted',
+      trigger: true,
+    });
+    const second = update(first, { sender: 'chat_b', sender_channel: 'b-0000', message_content: 'second', trigger: true }, 2000);
+    expect(second.record.meta.message).toEqual({ ...initialRecord().meta.message, content: 'second' });
+    expect(second.state).toEqual({ seq: 2, pendingSince: 2000 });
+    expect(planDeliveries(second, 9000, (r) => JSON.stringify(r.meta.message.attachments))).toEqual([
+      expect.objectContaining({ platform: 'chat_a', payload: '[]' }),
+    ]);
+  });
+
+  it('when message fields are set while idle, then the next message keeps them (a bot may set them first and trigger after)', () => {
+    const prepared = update(bridged(), { message_content: 'prepared', message_author_name: 'Ada' });
+    const sent = update(prepared, { sender: 'chat_c', sender_channel: 'c-0000-chan', trigger: true });
+    expect(sent.record.meta.message).toMatchObject({ content: 'prepared', author: { name: 'Ada' } });
+  });
+
+  it('when message_reply=false, then the reply members are cleared unless the request sets them', () => {
+    const reply = update(bridged(), { message_reply: true, message_reply_author: 'Grace', message_reply_message: 'quoted' });
+    expect(update(reply, { message_reply: false }).record.meta.message).toMatchObject({ isReply: false, reply: { author: null, message: null } });
+    expect(update(reply, { message_reply: false, message_reply_message: 'kept' }).record.meta.message.reply).toEqual({ author: null, message: 'kept' });
   });
 
   it('expires a pending message once its TTL has passed', () => {
