@@ -34,7 +34,9 @@ export const updateEndpoint =
       if (!current || !digestsMatch(current.tokenHash, presented)) return { result: { kind: 'unauthorized' } };
       const outcome = applyUpdate(current.recordJson, params, { allowHttpWebhooks });
       if (!outcome.ok) return { result: { kind: 'invalid', issues: outcome.issues } };
-      if (params.only_check === true || (!outcome.changed && params.trigger === undefined)) {
+      // Nothing to write: nothing changed, and no message starts or ends (trigger=false while idle is a no-op).
+      const endsNothing = params.trigger === undefined || (params.trigger === false && current.state.pendingSince === null);
+      if (params.only_check === true || (!outcome.changed && endsNothing)) {
         return { result: { kind: 'ok', record: outcome.record, json: outcome.json, queued: 0 } };
       }
       const row = afterUpdate(current, outcome.record, params.trigger, now);

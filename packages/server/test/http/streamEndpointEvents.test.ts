@@ -159,6 +159,9 @@ describe('streamEndpointEvents', () => {
     await h.client.updateEndpoint(id, token, {});
     await h.client.updateEndpoint(id, token, { only_check: true, blacklist: 'ignored' });
     await h.client.markRead(id, token, 'chat_b');
+    // Ending a message while none is pending: bots send trigger=false with their config updates.
+    await h.client.updateEndpoint(id, token, { trigger: false });
+    await h.client.updateEndpoint(id, token, { trigger: false, beta: false });
     expect(await stream.quietFor(300)).toBe(true);
     const changed = await h.client.updateEndpoint(id, token, { blacklist: 'spam' });
     expect(await stream.next()).toMatchObject({ id: 1, record: changed });
