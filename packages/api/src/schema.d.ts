@@ -824,15 +824,18 @@ export interface components {
          * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
          *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
          *     20 characters (`400` otherwise; the
-         *     schema's bounds are those of the whole value).
+         *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (space,
+         *     `"`, `<`, `>`, `` ` ``, `{`, `}`, `|`, `^`; a value percent-encoded only once arrives with them) are
+         *     stored percent-encoded (`%20`, ...), so other platforms' bots read a working link; everything else is
+         *     stored as sent.
          * @example https://cdn.chat-c.example.com/files/photo.png
          */
         message_attachments: string;
         /**
          * @description Replaces `meta.message.embed`. A JSON object as text, with optional string members `title`,
          *     `description`, `footer`, `image`, `thumbnail` and an optional array `fields` of `{ "name": string,
-         *     "value": string, "inline": boolean }` (`inline` optional). Members not given, or given as `null`
-         *     (what Python bots send for `None`), are stored as the text `None` (`fields` as `[]`); other members
+         *     "value": string, "inline": boolean }` (`inline` optional). Members not given, given as `null`
+         *     (what Python bots send for `None`) or as empty text, are stored as the text `None` (`fields` as `[]`); other members
          *     are ignored. Text that is not a JSON object, or a member of
          *     the wrong type, is answered `400` naming `message_embed`.
          * @example {"title":"Release","fields":[{"name":"Version","value":"1.0"}]}
@@ -1099,15 +1102,18 @@ export interface operations {
                  * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
                  *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
                  *     20 characters (`400` otherwise; the
-                 *     schema's bounds are those of the whole value).
+                 *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (space,
+                 *     `"`, `<`, `>`, `` ` ``, `{`, `}`, `|`, `^`; a value percent-encoded only once arrives with them) are
+                 *     stored percent-encoded (`%20`, ...), so other platforms' bots read a working link; everything else is
+                 *     stored as sent.
                  * @example https://cdn.chat-c.example.com/files/photo.png
                  */
                 message_attachments?: components["parameters"]["message_attachments"];
                 /**
                  * @description Replaces `meta.message.embed`. A JSON object as text, with optional string members `title`,
                  *     `description`, `footer`, `image`, `thumbnail` and an optional array `fields` of `{ "name": string,
-                 *     "value": string, "inline": boolean }` (`inline` optional). Members not given, or given as `null`
-                 *     (what Python bots send for `None`), are stored as the text `None` (`fields` as `[]`); other members
+                 *     "value": string, "inline": boolean }` (`inline` optional). Members not given, given as `null`
+                 *     (what Python bots send for `None`) or as empty text, are stored as the text `None` (`fields` as `[]`); other members
                  *     are ignored. Text that is not a JSON object, or a member of
                  *     the wrong type, is answered `400` naming `message_embed`.
                  * @example {"title":"Release","fields":[{"name":"Version","value":"1.0"}]}

@@ -22,6 +22,7 @@ export function parseEmbed(text: string): EmbedParse {
     const v = value[member];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string') return { ok: false, problem: `member "${member}" must be a string` };
+    if (v === '') continue; // empty is "None" in the seed's records, as a missing member is
     embed[member] = v;
   }
   const fields = value.fields;

@@ -4,7 +4,7 @@ import type { operations } from '@chatbridge/api';
 import { type Issue, queryIssue } from './issues.ts';
 import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS, emptyMessage, initialRecord } from './record.ts';
 import { parseEmbed } from './embed.ts';
-import { isHttpUrl, parseHttpUrl } from './urls.ts';
+import { encodeCharactersNotInUrls, isHttpUrl, parseHttpUrl } from './urls.ts';
 import { checkLiteralHost } from '../delivery/addresses.ts';
 
 /** The update's query parameters, without the token (authentication is not the domain's business). */
@@ -222,7 +222,7 @@ function applyMessage(next: EndpointRecord, params: UpdateParams, issues: Issue[
     } else if (short !== undefined) {
       issues.push(queryIssue('message_attachments', `each URL must be at least ${MIN_ATTACHMENT_URL_LENGTH} characters ('${short}' has ${codePoints(short)})`));
     } else {
-      message.attachments = urls;
+      message.attachments = urls.map(encodeCharactersNotInUrls);
     }
   }
   if (params.message_embed !== undefined) {

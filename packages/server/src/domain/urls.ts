@@ -21,3 +21,13 @@ export function parseHttpUrl(value: string): URL | undefined {
 export function isHttpUrl(value: string): boolean {
   return parseHttpUrl(value) !== undefined;
 }
+
+/**
+ * ASCII characters no URL holds as they are (space, `"`, `<`, `>`, backtick, braces, `|`, `^`): a bot
+ * that builds its query by hand sends `%20` once, and the value arrives with a space. They are
+ * percent-encoded, as a browser would; everything else is kept as sent.
+ */
+const NOT_IN_URLS = /[ "<>`{}|^]/g;
+
+export const encodeCharactersNotInUrls = (value: string) =>
+  value.replace(NOT_IN_URLS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

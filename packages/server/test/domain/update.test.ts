@@ -124,7 +124,13 @@ describe('applyUpdate: webhooks', () => {
     expect(issuesOf({ message_attachments: 'https:cdn.example.com/files/a.png' })).toEqual([expect.objectContaining({ parameter: 'message_attachments' })]);
     // Written out in full, in any letter case of the scheme, the same URLs are taken as sent.
     expect(apply({ webhook_chat_a: `HTTPS://${path}` }).config.webhooks.chat_a).toEqual([`HTTPS://${path}`]);
-    expect(apply({ message_attachments: 'https://cdn.example.com/files/a b.png' }).meta.message.attachments).toEqual(['https://cdn.example.com/files/a b.png']);
+  });
+
+  it('when an attachment URL holds characters no URL holds as they are, then they are percent-encoded and the rest kept as sent', () => {
+    expect(apply({ message_attachments: 'https://cdn.example.com/files/a b.png,https://CDN.example.com/a"b<c>`{|}^.png?x=%41' }).meta.message.attachments).toEqual([
+      'https://cdn.example.com/files/a%20b.png',
+      'https://CDN.example.com/a%22b%3Cc%3E%60%7B%7C%7D%5E.png?x=%41',
+    ]);
   });
 
   it.each(['webhook_chat_c', 'webhook_chat_d'] as const)('when %s is sent, then it is rejected', (parameter) => {
@@ -192,6 +198,11 @@ describe('applyUpdate: scalars and message', () => {
       thumbnail: 'None',
       fields: [{ name: 'n', value: 'v', inline: false }],
     });
+  });
+
+  it('when an embed member is empty text, then it is stored as "None", as the seed writes an empty member', () => {
+    const r = apply({ message_embed: JSON.stringify({ title: '', footer: '', description: 'd' }) });
+    expect(r.meta.message.embed).toMatchObject({ title: 'None', footer: 'None', description: 'd' });
   });
 
   it.each(['[1,2]', 'not json', '"text"', '{"title": 5}', '{"fields": [{"name": 1}]}'])(
