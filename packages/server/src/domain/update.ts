@@ -130,7 +130,7 @@ function applyLists(next: EndpointRecord, params: UpdateParams, policy: UpdatePo
   const given = LIST_TARGETS.filter((t) => params[t.parameter] !== undefined);
   const index = params.index;
   if (index !== undefined && given.length === 0) {
-    issues.push(queryIssue('index', 'index needs at least one list parameter (webhook_*, channel_*, blacklist, allowed_ids)'));
+    issues.push(queryIssue('index', 'index needs at least one list parameter (webhook_chat_a, webhook_chat_b, channel_*, blacklist, allowed_ids)'));
   }
   for (const target of given) {
     const raw = String(params[target.parameter]);

@@ -57,7 +57,20 @@ export const challengeFor = (path: string) =>
 /** At most this many issues are listed, so a flood of bad parameters cannot inflate the answer. */
 const MAX_ISSUES = 25;
 
-export function invalid(issues: Issue[]): HttpProblem {
+/** Each parameter once (the spec's promise): the messages of a parameter named twice are joined. */
+function oncePerParameter(issues: Issue[]): Issue[] {
+  const byKey = new Map<string, Issue>();
+  for (const issue of issues) {
+    const key = `${issue.in}\u0000${issue.parameter}`;
+    const first = byKey.get(key);
+    if (!first) byKey.set(key, { ...issue });
+    else if (!first.message.split('; ').includes(issue.message)) first.message += `; ${issue.message}`;
+  }
+  return [...byKey.values()];
+}
+
+export function invalid(all: Issue[]): HttpProblem {
+  const issues = oncePerParameter(all);
   const listed = issues.slice(0, MAX_ISSUES);
   const more = issues.length - listed.length;
   const detail = listed.map((i) => `${i.parameter}: ${i.message}`).join('; ') + (more > 0 ? `; and ${more} more` : '');

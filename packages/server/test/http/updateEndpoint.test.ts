@@ -57,6 +57,14 @@ describe('updateEndpoint', () => {
     expect(await h.client.getEndpoint(id, token)).toEqual(before);
   });
 
+  it('when index is beyond several lists at once, then errors names index once, with every list in its message', async () => {
+    const { id, token } = await h.endpoint();
+    const e = await failure(h.client.updateEndpoint(id, token, { index: 5, channel_chat_a: 'a-999', channel_chat_b: 'b-99999', blacklist: 'z' }));
+    expect(e.problem.errors).toHaveLength(1);
+    expect(e.problem.errors?.[0]).toMatchObject({ parameter: 'index', in: 'query' });
+    for (const list of ['channel_chat_a', 'channel_chat_b', 'blacklist']) expect(e.problem.errors?.[0]?.message).toContain(list);
+  });
+
   it('when index is negative, then 400 naming index', async () => {
     const { id, token } = await h.endpoint();
     const e = await failure(h.client.updateEndpoint(id, token, { index: -1, channel_chat_a: 'a-0' }));
