@@ -66,6 +66,10 @@ export function openEventStream(o: EventStreamOptions): void {
   // A stream ends for good reasons only (client gone, token revoked, shutdown), and its client opens
   // a new connection anyway: closing this one then means shutdown never waits on an idle keep-alive.
   res.setHeader('Connection', 'close');
+  if (res.locals.head === true) {
+    res.end(); // HEAD: the stream's headers, and no session behind a body that cannot be sent
+    return;
+  }
   res.flushHeaders();
   res.write(`retry: ${retryMs}\n\n`);
 

@@ -32,8 +32,11 @@ function presentsAdminToken(req: Request, adminTokenHash: Uint8Array | undefined
  * GET only, so the request is validated and answered as its GET; Node sends no body for a HEAD
  * request whatever the handler writes (the response knows its request's method from the start).
  */
-const answerHeadAsGet: RequestHandler = (req, _res, next) => {
-  if (req.method === 'HEAD') req.method = 'GET';
+const answerHeadAsGet: RequestHandler = (req, res, next) => {
+  if (req.method === 'HEAD') {
+    req.method = 'GET';
+    res.locals.head = true; // for answers that would never end by themselves (the event stream)
+  }
   next();
 };
 

@@ -1,8 +1,11 @@
 // The event stream through real HTTP on the SQLite store: the wire format read raw, block by block,
 // and the same stream through @chatbridge/client's async iterator.
+import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EndpointRecord } from '../../src/domain/record.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
@@ -150,6 +153,20 @@ describe('streamEndpointEvents', () => {
       expect(await stream.next()).toMatchObject({ id: i + 1, event: 'record', record });
     }
     expect(committed[2]!.meta.trigger).toBe(false);
+  });
+
+  it('when the stream is asked with HEAD, then its headers are answered and the connection ends', async () => {
+    const { id, token } = await h.endpoint('sse');
+    const { port } = new URL(h.server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.write(`HEAD /events/${id}?token=${token} HTTP/1.1\r\nHost: test\r\n\r\n`);
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    const closed = await Promise.race([once(socket, 'end').then(() => true), sleep(3000).then(() => false)]);
+    socket.destroy();
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(received).toMatch(/content-type: text\/event-stream/i);
+    expect(closed).toBe(true);
   });
 
   it('when an update changes nothing, only checks, or markRead has nothing to mark, then no event', async () => {
