@@ -532,7 +532,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description An unexpected condition: `503` when the store is unavailable (retry later), `500` for a bug. Never carries internal detail. */
+        /** @description Any other answer, always a problem document without internal detail: `405` for a method the path does not have (with `Allow`), `408` when the request head took over 10 seconds, `413` for a request too large, `431` for a head over 128 KiB, and `500` for a bug. */
         UnexpectedError: {
             headers: {
                 [name: string]: unknown;
@@ -582,10 +582,21 @@ export interface components {
                 "Retry-After"?: number;
                 /** @description The endpoint's sustained requests per second (per-endpoint limit only). */
                 "RateLimit-Limit"?: number;
-                /** @description Requests left in the current window (per-endpoint limit only). */
+                /** @description Requests left in the current second's budget (per-endpoint limit only); the burst allowance is not counted. */
                 "RateLimit-Remaining"?: number;
                 /** @description Seconds until the window resets (per-endpoint limit only). */
                 "RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The store is unavailable (the database is unreachable, or another process held SQLite's write lock for 5 seconds). Nothing was changed; retry after `Retry-After` seconds. */
+        ServiceUnavailable: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -929,6 +940,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1160,6 +1172,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1194,6 +1207,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1240,6 +1254,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1267,6 +1282,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1288,6 +1304,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1317,6 +1334,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
     };
@@ -1340,6 +1358,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
     };
