@@ -286,6 +286,15 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
     expect(violations('getEndpoint', { status: 200, mediaType: 'application/json', body: record, headers: new Headers() })).toEqual([]);
   });
 
+  // The server sends CORS headers only when the operator lists origins; the mock (as `pnpm mock` runs
+  // it) must not promise a browser integration more than the default server gives.
+  it('when a page of another origin reads the record, then no CORS header is sent', async () => {
+    const target = targets[name];
+    const response = await fetch(`${target.url}/${ENDPOINT_ID}?token=${target.token}`, { headers: { origin: 'https://dash.example.com' } });
+    expect(response.status).toBe(200);
+    expect([...response.headers.keys()].filter((h) => h.startsWith('access-control-'))).toEqual([]);
+  });
+
   it('when the typed client reads and only-checks the endpoint, then both resolve to schema-valid records', async () => {
     const target = targets[name];
     const client = createChatbridgeClient({ baseUrl: target.url });
@@ -341,6 +350,13 @@ describe('contract: known differences between the server and the mock', () => {
     expectCompliant('updateEndpoint', server, 200);
     expect(server.body).toMatchObject({ config: { isbeta: true } });
     expectCompliant('updateEndpoint', mock, 400);
+  });
+
+  it('when the mock is asked for a 503, then it answers the server\'s store-unavailable problem with Retry-After', async () => {
+    const response = await fetch(`${targets.mock.url}/${ENDPOINT_ID}?token=${targets.mock.token}`, { headers: { prefer: 'code=503' } });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(await response.json()).toMatchObject({ type: 'https://chatbridge.dev/problems#unavailable', status: 503 });
   });
 
   it('when a well-formed but wrong token is sent, then the server answers 401 and the mock accepts it (200)', async () => {

@@ -1,6 +1,7 @@
 // Targets of the contract tests: the real server, the Prism mock of the bundled spec, and Prism as a
 // validating proxy in front of the real server. Each start* returns a handle with `url` and `close()`.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,9 +43,18 @@ export async function startServerTarget(options: TestServerOptions = {}): Promis
 /** The mock accepts any token of the right format, so this one (the spec's own example) will do. */
 export const MOCK_TOKEN = 'cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3';
 
-/** `prism mock` on the bundled spec. */
+/**
+ * The options `pnpm mock` gives Prism beyond the spec, host and port, read from the root package.json's
+ * script, so the mock the contract tests check is the one integrators run.
+ */
+function mockScriptOptions(): string[] {
+  const scripts = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  return scripts.mock!.split(/\s+/).filter((word) => word.startsWith('--')); // written `--name=value` there
+}
+
+/** `prism mock` on the bundled spec, as `pnpm mock` runs it. */
 export async function startMockTarget(): Promise<Target> {
-  const prism = await startPrism(['mock', BUNDLED_SPEC]);
+  const prism = await startPrism(['mock', BUNDLED_SPEC, ...mockScriptOptions()]);
   return { name: 'mock', url: prism.url, token: MOCK_TOKEN, adminToken: 'any-bearer-will-do', close: prism.close };
 }
 
