@@ -12,17 +12,22 @@ import type {
   Platform,
   Readiness,
   UpdateEndpointParams,
+  operations,
 } from './types.ts';
+
+/** The query types openapi-fetch expects; the params types above also admit `undefined` members. */
+type UpdateQuery = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
+type ListQuery = NonNullable<operations['listEndpoints']['parameters']['query']>;
 
 export interface ChatbridgeClientOptions extends RawClientOptions {
   /** The operator's admin token (`CHATBRIDGE_ADMIN_TOKEN`); needed only by the admin methods. */
-  adminToken?: string;
+  adminToken?: string | undefined;
 }
 
 /** Per-call options. */
 export interface CallOptions {
   /** Aborts the request; the promise then rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface ChatbridgeClient {
@@ -79,7 +84,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
     async getEndpoint(endpoint, token, call) {
       const result = await raw.GET('/{endpoint}', {
         params: { path: { endpoint: pathSegment('getEndpoint', endpoint) }, query: { token } },
-        signal: call?.signal,
+        signal: call?.signal ?? null,
       });
       return unwrap('getEndpoint', result);
     },
@@ -87,8 +92,9 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
     async updateEndpoint(endpoint, token, params = {}, call) {
       const result = await raw.POST('/update/{endpoint}', {
         // `token` last, so a stray `token` in params (from untyped callers) cannot override it.
-        params: { path: { endpoint: pathSegment('updateEndpoint', endpoint) }, query: { ...params, token } },
-        signal: call?.signal,
+        // Members given as `undefined` are left out of the query by openapi-fetch's serialiser.
+        params: { path: { endpoint: pathSegment('updateEndpoint', endpoint) }, query: { ...(params as UpdateQuery), token } },
+        signal: call?.signal ?? null,
       });
       return unwrap('updateEndpoint', result);
     },
@@ -96,7 +102,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
     async markRead(endpoint, token, platform, call) {
       const result = await raw.POST('/read/{endpoint}', {
         params: { path: { endpoint: pathSegment('markRead', endpoint) }, query: { token, platform } },
-        signal: call?.signal,
+        signal: call?.signal ?? null,
       });
       return unwrap('markRead', result);
     },
@@ -109,16 +115,16 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
       const result = await raw.POST('/admin/endpoints', {
         body: { id },
         headers: adminHeaders('createEndpoint'),
-        signal: call?.signal,
+        signal: call?.signal ?? null,
       });
       return unwrap('createEndpoint', result);
     },
 
     async listEndpoints(params = {}, call) {
       const result = await raw.GET('/admin/endpoints', {
-        params: { query: params },
+        params: { query: params as ListQuery },
         headers: adminHeaders('listEndpoints'),
-        signal: call?.signal,
+        signal: call?.signal ?? null,
       });
       return unwrap('listEndpoints', result);
     },
@@ -127,7 +133,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
       const result = await raw.POST('/admin/endpoints/{endpoint}/token', {
         params: { path: { endpoint: pathSegment('rotateEndpointToken', endpoint) } },
         headers: adminHeaders('rotateEndpointToken'),
-        signal: call?.signal,
+        signal: call?.signal ?? null,
       });
       return unwrap('rotateEndpointToken', result);
     },
@@ -136,17 +142,17 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
       const result = await raw.DELETE('/admin/endpoints/{endpoint}', {
         params: { path: { endpoint: pathSegment('deleteEndpoint', endpoint) } },
         headers: adminHeaders('deleteEndpoint'),
-        signal: call?.signal,
+        signal: call?.signal ?? null,
       });
       unwrap('deleteEndpoint', result);
     },
 
     async getLiveness(call) {
-      return unwrap('getLiveness', await raw.GET('/-/live', { signal: call?.signal }));
+      return unwrap('getLiveness', await raw.GET('/-/live', { signal: call?.signal ?? null }));
     },
 
     async getReadiness(call) {
-      const { data, error, response } = await raw.GET('/-/ready', { signal: call?.signal });
+      const { data, error, response } = await raw.GET('/-/ready', { signal: call?.signal ?? null });
       if (response.ok) return { ready: true, health: data as Health };
       // The spec's 503 carries a Health body (string `status`), unlike a Problem (numeric `status`).
       if (response.status === 503 && isHealth(error)) return { ready: false, health: error };

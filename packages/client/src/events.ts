@@ -20,27 +20,27 @@ export interface EndpointEvent {
 
 export interface StreamEventsOptions {
   /** Resume after this version (the `id` of the last event you handled); sent as `Last-Event-ID`. */
-  lastEventId?: number;
+  lastEventId?: number | undefined;
   /** Ends the stream: the iteration then rejects with the signal's reason. `break` ends it quietly. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Reconnect when the connection ends or fails, or the server answers 429 or 5xx, resuming after
    * the last event received (default true). Other errors (400, 401, ...) always end the iteration.
    */
-  reconnect?: boolean;
+  reconnect?: boolean | undefined;
   /**
    * Wait before reconnecting (default 2000 ms) until the server sends a `retry:` field, whose value
    * then takes over, as in an EventSource. Doubles with every attempt that received no event, up to
    * `maxRetryMs`; a `Retry-After` header is honoured.
    */
-  retryMs?: number;
+  retryMs?: number | undefined;
   /** Longest wait between attempts (default 30 s). */
-  maxRetryMs?: number;
+  maxRetryMs?: number | undefined;
   /**
    * A connection that receives nothing, not even a heartbeat, for this long is dropped (and
    * reconnected). Default 45 s, three server heartbeats; 0 turns the check off.
    */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
 }
 
 const OPERATION = 'streamEndpointEvents';

@@ -10,9 +10,9 @@ export interface RawClientOptions {
   /** Server root, e.g. `http://127.0.0.1:8080` (a trailing slash is ignored). */
   baseUrl: string;
   /** Injected fetch; defaults to the global `fetch`. Globals are never patched. */
-  fetch?: FetchLike;
+  fetch?: FetchLike | undefined;
   /** Headers sent with every request. */
-  headers?: HeadersOptions;
+  headers?: HeadersOptions | undefined;
 }
 
 export type ChatbridgeRawClient = Client<paths>;
@@ -24,5 +24,5 @@ export type ChatbridgeRawClient = Client<paths>;
  */
 export function createRawClient(options: RawClientOptions): ChatbridgeRawClient {
   const { baseUrl, fetch, headers } = options;
-  return createClient<paths>({ baseUrl, fetch, headers });
+  return createClient<paths>({ baseUrl, ...(fetch && { fetch }), ...(headers && { headers }) });
 }

@@ -18,11 +18,21 @@ export type IssuedToken = Schemas['IssuedToken'];
 export type EndpointPage = Schemas['EndpointPage'];
 export type Health = Schemas['Health'];
 
-/** Query parameters of `updateEndpoint`, without `token` (the client passes that separately). */
-export type UpdateEndpointParams = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
+/**
+ * Every member optional and also open to `undefined` (left out of the query), so that code compiled
+ * with `exactOptionalPropertyTypes` can pass a value that may be unset.
+ */
+type Optional<T> = { [K in keyof T]?: T[K] | undefined };
+
+/**
+ * Query parameters of `updateEndpoint`, without `token` (the client passes that separately), and
+ * without `webhook_chat_c`/`webhook_chat_d`: the spec keeps them for bots that send them, but the
+ * server refuses every value (those platforms have no webhooks).
+ */
+export type UpdateEndpointParams = Optional<Omit<operations['updateEndpoint']['parameters']['query'], 'token' | 'webhook_chat_c' | 'webhook_chat_d'>>;
 
 /** Query parameters of `listEndpoints`. */
-export type ListEndpointsParams = NonNullable<operations['listEndpoints']['parameters']['query']>;
+export type ListEndpointsParams = Optional<NonNullable<operations['listEndpoints']['parameters']['query']>>;
 
 /**
  * What `getReadiness` resolves with: `ready` is `true` on `200` and `false` on a `503` that carries

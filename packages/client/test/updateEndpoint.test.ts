@@ -102,6 +102,12 @@ describe('updateEndpoint', () => {
     expect(Object.fromEntries(query)).toEqual({ ...params, trigger: 'true', token: TOKEN });
   });
 
+  test('members given as undefined are left out of the query', async () => {
+    const { client, only } = setup(() => Response.json(RECORD));
+    await client.updateEndpoint(ENDPOINT, TOKEN, { message_content: 'hi', beta: undefined, index: undefined }, { signal: undefined });
+    expect(rawQuery(only())).toBe(`message_content=hi&token=${TOKEN}`);
+  });
+
   test('the positional token wins over a stray token in params', async () => {
     const { client, only } = setup(() => Response.json(RECORD));
 
