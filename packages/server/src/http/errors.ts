@@ -23,6 +23,9 @@ interface ValidatorErrorItem {
 
 const LOCATIONS: Record<string, Issue['in']> = { query: 'query', params: 'path', path: 'path', body: 'body', headers: 'header' };
 
+/** RFC 3986's reserved characters, which the validator refuses raw in parameters without allowReserved. */
+const RESERVED_CHARACTER = /[:/?#[\]@!$&'()*+,;=]/;
+
 /** A JSON-pointer segment as the name it stands for ("~1" is "/", "~0" is "~"). */
 const unescapeSegment = (segment: string) => segment.replace(/~1/g, '/').replace(/~0/g, '~');
 
@@ -35,6 +38,15 @@ const unescapeSegment = (segment: string) => segment.replace(/~1/g, '/').replace
 function issueFromValidator(item: ValidatorErrorItem, req: Request): Issue {
   const unknown = /^Unknown query parameter '(.*)'$/s.exec(item.message ?? '');
   if (unknown) return { parameter: unknown[1]!, in: 'query', message: 'unknown parameter' };
+  // The validator says "must be url encoded" of a raw reserved character, but every parameter without
+  // allowReserved refuses that character however it is encoded (a token, a cursor, an enum, a number),
+  // and encodeURIComponent leaves `!'()*` as they are: name the character instead.
+  const reserved = /^Parameter '(.*)' must be url encoded\./s.exec(item.message ?? '');
+  if (reserved) {
+    const value = (req.query as Record<string, unknown>)[reserved[1]!];
+    const character = typeof value === 'string' ? RESERVED_CHARACTER.exec(value)?.[0] : undefined;
+    if (character) return { parameter: reserved[1]!, in: 'query', message: `must not contain '${character}'` };
+  }
   const path = item.path ?? '';
   const m = /^[./]?(query|params|path|body|headers)(?:[./](.*))?$/s.exec(path);
   const place = LOCATIONS[m?.[1] ?? ''] ?? 'query';
