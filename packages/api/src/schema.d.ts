@@ -750,7 +750,7 @@ export interface components {
         channel_chat_b: string;
         /**
          * @description Channel ID for `chat_c`, appended to `config.channels.chat_c` (or written at `index`).
-         * @example channel-c-1
+         * @example channel-c-1234
          */
         channel_chat_c: string;
         /**
@@ -790,7 +790,12 @@ export interface components {
          */
         sender: "chat_a" | "chat_b" | "chat_c" | "chat_d";
         /**
-         * @description The channel ID the current message was sent from; sets `meta.sender-channel`.
+         * @description The channel ID the current message was sent from; sets `meta.sender-channel`. Its position in
+         *     `config.channels.<sender>` names the bridge the message travels over (see Bridging by the service):
+         *     a channel that is not in that list bridges nowhere, so on a self-user endpoint nothing is delivered
+         *     and the message expires at its TTL. The seed bounds this parameter to 10-80 characters, narrower
+         *     than some `channel_*` parameters: a channel ID outside that range can be bridged but cannot be
+         *     named as the sender channel.
          * @example channel-c-1234
          */
         sender_channel: string;
@@ -1029,7 +1034,7 @@ export interface operations {
                 channel_chat_b?: components["parameters"]["channel_chat_b"];
                 /**
                  * @description Channel ID for `chat_c`, appended to `config.channels.chat_c` (or written at `index`).
-                 * @example channel-c-1
+                 * @example channel-c-1234
                  */
                 channel_chat_c?: components["parameters"]["channel_chat_c"];
                 /**
@@ -1069,7 +1074,12 @@ export interface operations {
                  */
                 sender?: components["parameters"]["sender"];
                 /**
-                 * @description The channel ID the current message was sent from; sets `meta.sender-channel`.
+                 * @description The channel ID the current message was sent from; sets `meta.sender-channel`. Its position in
+                 *     `config.channels.<sender>` names the bridge the message travels over (see Bridging by the service):
+                 *     a channel that is not in that list bridges nowhere, so on a self-user endpoint nothing is delivered
+                 *     and the message expires at its TTL. The seed bounds this parameter to 10-80 characters, narrower
+                 *     than some `channel_*` parameters: a channel ID outside that range can be bridged but cannot be
+                 *     named as the sender channel.
                  * @example channel-c-1234
                  */
                 sender_channel?: components["parameters"]["sender_channel"];
