@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { isProblemStatus, problemFor } from '../src/http/problem.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -25,5 +26,18 @@ describe('the spec as text', () => {
         .flatMap((line, i) => (/[^\u0000-\u00ff]/u.test(line) ? [`${relative(ROOT, file)}:${i + 1}: ${line.trim()}`] : [])),
     );
     expect(offending).toEqual([]);
+  });
+});
+
+describe('the spec\'s problem types', () => {
+  it('when the server can answer a problem of some status, then the spec\'s table documents its type fragment with that status', () => {
+    const spec = readFileSync(join(ROOT, 'openapi/openapi.yaml'), 'utf8');
+    const statuses = Array.from({ length: 500 }, (_, i) => i + 100).filter(isProblemStatus);
+    expect(statuses.length).toBeGreaterThan(10);
+    const undocumented = statuses.flatMap((status) => {
+      const fragment = problemFor(status, 'x').type.split('#')[1];
+      return spec.includes(`| \`${fragment}\` | ${status} |`) ? [] : [`${status} #${fragment}`];
+    });
+    expect(undocumented).toEqual([]);
   });
 });
