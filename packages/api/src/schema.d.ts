@@ -114,6 +114,10 @@ export interface paths {
          *     false, reply fields `null`) and every read flag `false`. Config is never touched.
          *
          *     While no message is pending (idle), or when the platform has already read it, nothing changes.
+         *     The request does not name the message it acknowledges: it marks the message pending when it is
+         *     processed. If a new message replaced the one a bot relayed before its `markRead` arrived, the new
+         *     one is marked; a bot that reads the record again before acknowledging (and relays what it finds
+         *     first) avoids that.
          *     Bots on platforms without webhooks (`chat_c`, `chat_d`) poll `getEndpoint` and call this after
          *     relaying; for self-user endpoints the service marks `chat_a`/`chat_b` itself after delivering.
          */
