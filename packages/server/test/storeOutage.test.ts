@@ -10,21 +10,33 @@ import { createScratchDatabase, type ScratchDatabase } from './store/pgScratch.t
 
 const DATABASE_URL = process.env.DATABASE_URL;
 
-/** Forwards TCP to the real database until cut; cutting drops every connection and refuses new ones. */
+/**
+ * Forwards TCP to the real database until cut or stalled. Cutting drops every connection and refuses
+ * new ones (a stopped server); stalling stops passing bytes on every connection and accepts new ones
+ * without answering them (a partition, or a server that hangs).
+ */
 async function startCuttableProxy(target: URL) {
   const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   let server: Server | undefined;
   let port = 0;
+  let stalled = false;
+  const track = (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => s.destroy());
+  };
   const listen = async () => {
     if (server?.listening) return;
     server = createServer((client) => {
+      track(client);
+      if (stalled) return; // accepted, never answered
       const upstream = new Socket();
       upstream.connect(Number(target.port || 5432), target.hostname);
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('close', () => sockets.delete(s));
-        s.on('error', () => s.destroy());
-      }
+      track(upstream);
+      const pair: [Socket, Socket] = [client, upstream];
+      pairs.add(pair);
+      client.on('close', () => pairs.delete(pair));
       client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
@@ -41,7 +53,22 @@ async function startCuttableProxy(target: URL) {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server!.close(() => resolve()));
     },
-    restore: listen,
+    stall() {
+      stalled = true;
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+    },
+    async restore() {
+      if (stalled) {
+        stalled = false;
+        for (const s of sockets) s.destroy(); // the stalled connections are dead to their clients
+      }
+      await listen();
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve()));
@@ -93,4 +120,52 @@ describe.runIf(!!DATABASE_URL)('store outage (PostgreSQL unreachable)', () => {
     // The update answered 503 was not applied.
     expect(((await after.json()) as { config: { channels: { chat_c: string[] } } }).config.channels.chat_c).toEqual([]);
   });
+});
+
+describe.runIf(!!DATABASE_URL)('store outage (PostgreSQL stops answering, rate limits shared on it)', () => {
+  let db: ScratchDatabase;
+  let proxy: Awaited<ReturnType<typeof startCuttableProxy>>;
+  let server: TestServer;
+  let token: string;
+  beforeAll(async () => {
+    db = await createScratchDatabase(DATABASE_URL!);
+    proxy = await startCuttableProxy(new URL(db.url));
+    server = await startTestServer({
+      store: await openStore({ kind: 'postgres', databaseUrl: proxy.url(db.url), poolSize: 4 }),
+      rateLimits: { authFailuresPerMinute: 10, perEndpointPerSecond: 50, backend: { kind: 'postgres', databaseUrl: proxy.url(db.url) } },
+    });
+    token = await server.provision('stall-1');
+  });
+  afterAll(async () => {
+    await proxy?.restore().catch(() => undefined);
+    await server?.close().catch(() => undefined);
+    await proxy?.close();
+    await db?.drop();
+  });
+
+  it('when the database stops answering, then requests get 503 within the timeouts, metrics still scrape, and service resumes', async () => {
+    expect((await fetch(`${server.url}/stall-1?token=${token}`)).status).toBe(200); // the pools hold connections now
+    proxy.stall();
+
+    // The counters give up after 1 s (the in-memory insurance counts), the store after its query
+    // timeout (7 s) on a stalled connection, or its 2 s connect on a new one. Before, this never ended.
+    const started = Date.now();
+    const [read, update] = await Promise.all([
+      fetch(`${server.url}/stall-1?token=${token}`, { signal: AbortSignal.timeout(20_000) }),
+      fetch(`${server.url}/update/stall-1?token=${token}&channel_chat_c=during-stall`, { method: 'POST', signal: AbortSignal.timeout(20_000) }),
+    ]);
+    expect([read.status, update.status]).toEqual([503, 503]);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(((await read.json()) as { type: string }).type).toBe('https://chatbridge.dev/problems#unavailable');
+    // A connect that gets no answer (the pool opens new connections now) is an outage too, not a bug.
+    const again = await fetch(`${server.url}/stall-1?token=${token}`, { signal: AbortSignal.timeout(20_000) });
+    expect(again.status).toBe(503);
+
+    const metrics = await fetch(`${server.url}/-/metrics`, { signal: AbortSignal.timeout(20_000) });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^chatbridge_pending_messages nan$/im);
+
+    await proxy.restore();
+    await eventually(async () => (await fetch(`${server.url}/stall-1?token=${token}`)).status === 200, 15_000);
+  }, 90_000);
 });

@@ -44,6 +44,8 @@ export interface RateLimits {
 
 /** Extra requests an endpoint may make over any 10 s on top of its sustained rate. */
 const BURST_WINDOW_SECONDS = 10;
+/** How long a shared counter may take (connect, queue or statement) before the in-memory insurance counts. */
+const COUNTER_TIMEOUT_MS = 1000;
 
 type Factory = (options: IRateLimiterOptions & { keyPrefix: string }) => Promise<RateLimiterAbstract>;
 
@@ -90,7 +92,21 @@ function endpointKey(req: Request): string {
 }
 
 export async function createRateLimits(settings: RateLimitSettings, logger: Logger): Promise<RateLimits> {
-  const pool = settings.backend.kind === 'postgres' ? new pg.Pool({ connectionString: settings.backend.databaseUrl, max: 4 }) : undefined;
+  const pool =
+    settings.backend.kind === 'postgres'
+      ? new pg.Pool({
+          connectionString: settings.backend.databaseUrl,
+          max: 4,
+          // A counter write takes a millisecond or two. When the database stops answering, the
+          // limiters fall back to their in-memory insurance after at most a second, and the request
+          // goes on to the store, whose own timeouts answer it 503; without these it waited forever.
+          connectionTimeoutMillis: COUNTER_TIMEOUT_MS,
+          statement_timeout: COUNTER_TIMEOUT_MS,
+          query_timeout: COUNTER_TIMEOUT_MS,
+          keepAlive: true,
+          application_name: 'chatbridge-rate-limits',
+        })
+      : undefined;
   pool?.on('error', (err) => logger.warn({ err: { message: err.message } }, 'rate-limit database connection dropped'));
   const make = pool ? postgresFactory(pool) : memoryFactory();
 

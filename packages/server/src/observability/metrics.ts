@@ -49,20 +49,23 @@ export function createMetrics(gauges?: StoreGauges): Metrics {
   collectDefaultMetrics({ register: registry, prefix: 'chatbridge_' }); // chatbridge_process_cpu_seconds_total, chatbridge_nodejs_heap_size_used_bytes, ...
   const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
   if (gauges) {
+    // A store that cannot be read (an outage) makes its gauges NaN, not the scrape fail: the other
+    // metrics are wanted most during an outage.
+    const read = (count: () => Promise<number>) => count().catch(() => Number.NaN);
     new Gauge({
       name: 'chatbridge_pending_messages',
-      help: 'Endpoints with a pending (not yet fully read) message.',
+      help: 'Endpoints with a pending (not yet fully read) message; NaN when the store could not be read.',
       registers: [registry],
       async collect() {
-        this.set(await gauges.pendingMessages());
+        this.set(await read(() => gauges.pendingMessages()));
       },
     });
     new Gauge({
       name: 'chatbridge_outbox_deliveries',
-      help: 'Webhook deliveries waiting in the outbox.',
+      help: 'Webhook deliveries waiting in the outbox; NaN when the store could not be read.',
       registers: [registry],
       async collect() {
-        this.set(await gauges.queuedDeliveries());
+        this.set(await read(() => gauges.queuedDeliveries()));
       },
     });
   }

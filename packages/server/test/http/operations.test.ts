@@ -52,6 +52,17 @@ describe('metrics', () => {
     expect(after).toContain('chatbridge_sqlite_group_commit_seconds_bucket{le="0.001",phase="commit"}');
   });
 
+  it('when the store cannot be read at scrape time, then its gauges are NaN and every other metric is still exported', async () => {
+    const down = () => Promise.reject(new Error('Connection terminated unexpectedly'));
+    const metrics = createMetrics({ pendingMessages: down, queuedDeliveries: down });
+    metrics.httpRequests.labels('getEndpoint', '200').inc();
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/^chatbridge_pending_messages nan$/im); // prom-client writes "Nan"; Prometheus reads any case
+    expect(text).toMatch(/^chatbridge_outbox_deliveries nan$/im);
+    expect(text).toMatch(/^chatbridge_http_requests_total\{operation="getEndpoint",status="200"\} 1$/m);
+    expect(text).toContain('chatbridge_process_cpu_seconds_total');
+  });
+
   it('when the store has no group commits (PostgreSQL), then no group-commit series appear', async () => {
     const withoutGroupCommits = {} as EndpointStore;
     const metrics = createMetrics();
