@@ -2,7 +2,7 @@
 // The tokens carry 432 random bits, so a fast hash is enough: nothing can be guessed from a digest.
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-const TOKEN_PREFIX = 'cbt_';
+export const TOKEN_PREFIX = 'cbt_';
 const TOKEN_RANDOM_BYTES = 54; // 432 bits -> 72 base64url characters; 76 with the prefix.
 
 export function issueToken(): string {

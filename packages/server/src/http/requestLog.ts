@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { type Logger, redactUrl } from '../logger.ts';
+import { TOKEN_PREFIX } from '../tokens.ts';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -16,6 +17,8 @@ declare module 'http' {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** nginx's "client closed request": the client left before any answer was sent. */
+const CLIENT_CLOSED_REQUEST = 499;
 
 /** Told of every request when its response has closed, with how long it took (ms). */
 export type CompletionObserver = (req: Request, res: Response, elapsedMs: number) => void;
@@ -34,7 +37,8 @@ export function requestLog(app: Express, logger: Logger, observers: CompletionOb
   });
   return (req, res, next) => {
     const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    // Ids are logged and echoed: one that looks like an endpoint token is replaced, never kept.
+    const id = typeof given === 'string' && REQUEST_ID.test(given) && !given.startsWith(TOKEN_PREFIX) ? given : randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const started = performance.now();
@@ -42,6 +46,8 @@ export function requestLog(app: Express, logger: Logger, observers: CompletionOb
     // 'close' also fires when a client drops a long-lived response (an event stream).
     res.on('close', () => {
       const elapsedMs = performance.now() - started;
+      // Nothing was sent: logged and counted as 499, not as the 200 statusCode starts at.
+      if (!res.headersSent) res.statusCode = CLIENT_CLOSED_REQUEST;
       for (const observe of observers) observe(req, res, elapsedMs);
       const level = res.statusCode >= 500 ? 'error' : 'info';
       if (!logger.isLevelEnabled(level)) return;

@@ -1,7 +1,12 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createChatbridgeClient } from '@chatbridge/client';
 import { createLogger } from '../../src/logger.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
 import { startTestServer } from '../../src/testing.ts';
 import { raw } from './harness.ts';
 
@@ -34,6 +39,9 @@ describe('request logging', () => {
       const rotated = await client.rotateEndpointToken('logged-1');
       const r = await fetch(`${server.url}/-/live`, { headers: { 'x-request-id': 'trace-abc-123' } });
       expect(r.headers.get('x-request-id')).toBe('trace-abc-123');
+      // A token sent as the request id (a bot's mistake) is neither echoed nor logged.
+      const asId = await fetch(`${server.url}/-/live`, { headers: { 'x-request-id': rotated.token } });
+      expect(asId.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
       expect((await raw(`${server.url}/-/live`)).status).toBe(200);
 
       const log = lines.join('');
@@ -61,6 +69,29 @@ describe('request logging of HEAD', () => {
       const logged = lines.map((l) => JSON.parse(l) as { req?: { method: string; url: string } }).filter((l) => l.req?.url === '/-/live');
       expect(logged.map((l) => l.req!.method)).toEqual(['HEAD', 'GET']);
     } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('request logging of abandoned requests', () => {
+  it('when the client leaves before any answer, then the line and the metrics say 499, not 200', async () => {
+    const { lines, sink } = captureLines();
+    const file = join(mkdtempSync(join(tmpdir(), 'chatbridge-abandoned-')), 'store.sqlite');
+    const server = await startTestServer({ logger: createLogger('info', sink), store: new SqliteEndpointStore(file) });
+    const other = new DatabaseSync(file);
+    try {
+      const token = await server.provision('abandoned-1');
+      other.exec('BEGIN IMMEDIATE'); // the update waits for the write lock, unanswered
+      const gaveUp = fetch(`${server.url}/update/abandoned-1?token=${token}&beta=true`, { method: 'POST', signal: AbortSignal.timeout(300) });
+      await expect(gaveUp).rejects.toThrow();
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the line is written when the connection closes
+      other.exec('ROLLBACK');
+      const logged = lines.map((l) => JSON.parse(l) as { req?: { url: string }; res?: { statusCode: number } }).filter((l) => l.req?.url.startsWith('/update/'));
+      expect(logged.map((l) => l.res!.statusCode)).toEqual([499]);
+      expect(await (await fetch(`${server.url}/-/metrics`)).text()).toMatch(/^chatbridge_http_requests_total\{operation="updateEndpoint",status="499"\} 1$/m);
+    } finally {
+      other.close();
       await server.close();
     }
   });
