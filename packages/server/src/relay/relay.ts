@@ -40,6 +40,9 @@ export interface RelayStats {
  * entry's ID ends it: message numbers start again at 1 when an endpoint ID is deleted and created
  * anew, while outbox IDs are never reused, so a new message never carries an old message's key.
  */
+const FAILURE_LOG_INTERVAL_MS = 60_000;
+const MAX_RETRY_DELAY_MS = 10_000;
+
 export const idempotencyKey = (d: Delivery) => `${d.endpointId}:${d.seq}:${d.platform}:${d.id}`;
 
 export class Relay {
@@ -51,6 +54,9 @@ export class Relay {
   private readonly inFlight = new Set<Promise<void>>();
   /** The last pass left due deliveries unclaimed for want of a free slot: a finished one starts a pass. */
   private saturated = false;
+  /** Passes failed in a row (a store outage), and when one was last logged. */
+  private failedPasses = 0;
+  private failureLoggedAt = 0;
 
   constructor(options: RelayOptions) {
     this.o = { leaseMs: 30_000, pollMs: 500, batchSize: 16, maxInFlight: 64, observe: () => {}, ...options };
@@ -80,13 +86,14 @@ export class Relay {
       let more = false;
       try {
         more = await this.pass();
+        this.passSucceeded();
       } catch (err) {
-        this.o.logger.error({ err }, 'relay pass failed; retrying');
+        this.passFailed(err);
       }
       if (!this.running) break;
       if (more) continue; // a full batch was claimed: more may be due now
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.o.pollMs);
+        const timer = setTimeout(resolve, this.retryDelay());
         this.wakeUp = () => {
           clearTimeout(timer);
           resolve();
@@ -94,6 +101,29 @@ export class Relay {
       });
       this.wakeUp = undefined;
     }
+  }
+
+  /**
+   * While passes fail (the store is down), the first failure is logged with its error, then one line
+   * a minute at most, and passes back off (the poll interval doubling up to 10 s) instead of logging
+   * a stack trace twice a second; the recovery is logged once.
+   */
+  private passFailed(err: unknown): void {
+    this.failedPasses++;
+    const now = Date.now();
+    if (this.failedPasses > 1 && now - this.failureLoggedAt < FAILURE_LOG_INTERVAL_MS) return;
+    this.failureLoggedAt = now;
+    this.o.logger.error({ err, failedPasses: this.failedPasses }, 'relay pass failed; retrying with backoff');
+  }
+
+  private passSucceeded(): void {
+    if (this.failedPasses === 0) return;
+    this.o.logger.info({ failedPasses: this.failedPasses }, 'relay passes succeed again');
+    this.failedPasses = 0;
+  }
+
+  private retryDelay(): number {
+    return this.failedPasses === 0 ? this.o.pollMs : Math.min(this.o.pollMs * 2 ** this.failedPasses, MAX_RETRY_DELAY_MS);
   }
 
   /**
