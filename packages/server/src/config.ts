@@ -1,6 +1,7 @@
 // The server's configuration, parsed from the environment once at start. Invalid settings stop the
 // process with a message naming them; no other code of ours reads process.env (the PostgreSQL driver
 // reads its own PG* variables).
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { hashToken } from './tokens.ts';
 
@@ -11,6 +12,20 @@ const bool = z
   .pipe(z.enum(['true', 'false', '1', '0']))
   .transform((v) => v === 'true' || v === '1');
 
+/**
+ * One entry of Express's `trust proxy` list: a name proxy-addr knows, or an address with an optional
+ * prefix length or netmask. Checked here, so a typo stops start-up naming the variable instead of
+ * failing inside proxy-addr with a stack trace.
+ */
+function isTrustedProxyEntry(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address, range, extra] = entry.split('/');
+  if (extra !== undefined || !address || !ipaddr.isValid(address)) return false;
+  if (range === undefined) return true;
+  const max = ipaddr.parse(address).kind() === 'ipv4' ? 32 : 128;
+  return /^\d{1,3}$/.test(range) ? Number(range) <= max : ipaddr.isValid(range);
+}
+
 /** An empty value counts as not set (`PORT=` would otherwise coerce to 0: a random port). */
 const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
 
@@ -19,7 +34,11 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().optional(),
-  CHATBRIDGE_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  CHATBRIDGE_ADMIN_TOKEN: z
+    .string()
+    .refine((v) => v.trim().length >= 16, 'must be at least 16 characters, not counting blanks')
+    .refine((v) => v === v.trim(), 'must not begin or end with blanks (they cannot be sent in a bearer token)')
+    .optional(),
   CHATBRIDGE_STORE: z.enum(['sqlite', 'postgres']).default('sqlite'),
   CHATBRIDGE_SQLITE_PATH: z.string().min(1).default('./data/chatbridge.sqlite'),
   // Checked in loadConfig, and only for the postgres store: other tools may set it for their own use.
@@ -33,6 +52,10 @@ const EnvSchema = z.object({
   CHATBRIDGE_TRUST_PROXY: z
     .string()
     .default('false')
+    .refine(
+      (v) => ['true', 'false'].includes(v) || /^\d+$/.test(v) || v.split(',').every((entry) => isTrustedProxyEntry(entry.trim())),
+      'must be true, false, a number of hops, or comma-separated addresses, CIDR ranges or loopback/linklocal/uniquelocal',
+    )
     .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
   CHATBRIDGE_CORS_ORIGINS: z
     .string()
@@ -74,8 +97,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     // The value itself is never echoed: it normally carries a password.
     if (!env.DATABASE_URL) {
       lines.push('  DATABASE_URL: required when CHATBRIDGE_STORE=postgres (postgres://user:password@host:5432/database)');
-    } else if (!/^postgres(ql)?:\/\/\S+$/.test(env.DATABASE_URL)) {
-      lines.push('  DATABASE_URL: must be a postgres:// or postgresql:// URL');
+    } else if (!/^postgres(ql)?:\/\/\S+$/.test(env.DATABASE_URL) || !URL.canParse(env.DATABASE_URL)) {
+      lines.push('  DATABASE_URL: must be a postgres:// or postgresql:// URL (check the host and the port)');
     }
   }
   if (!parsed.success || lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { startService } from './service.ts';
 import { openStore } from './store/open.ts';
+import { isUnavailable } from './store/unavailable.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -81,6 +82,9 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) console.error(err.message);
+  // An operator's matter (wrong host, database or credentials; the database down), not a bug: one
+  // line naming it, without the driver's stack trace. Drivers' messages carry no password.
+  else if (isUnavailable(err)) console.error(`chatbridge failed to start: the store cannot be opened: ${(err as Error).message}`);
   else console.error('chatbridge failed to start:', err);
   process.exit(1);
 });

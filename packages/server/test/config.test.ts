@@ -20,4 +20,28 @@ describe('loadConfig', () => {
     expect(loadConfig({ PORT: '0' }).port).toBe(0);
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   });
+
+  it('when CHATBRIDGE_TRUST_PROXY is not a setting Express understands, then start-up stops naming it', () => {
+    for (const ok of ['true', 'false', '2', 'loopback', '10.0.0.0/8, 192.168.1.7', 'fd00::/8,loopback', '10.0.0.0/255.0.0.0']) {
+      expect(() => loadConfig({ CHATBRIDGE_TRUST_PROXY: ok })).not.toThrow();
+    }
+    for (const bad of ['garbage', '10.0.0.0/33', '10.0.0.300', 'loopback,nginx']) {
+      expect(() => loadConfig({ CHATBRIDGE_TRUST_PROXY: bad })).toThrow(/CHATBRIDGE_TRUST_PROXY/);
+    }
+  });
+
+  it('when DATABASE_URL cannot be parsed (a port that is not a number, a broken host), then start-up stops naming it without echoing it', () => {
+    for (const url of ['postgres://u:secret-pw@127.0.0.1:abc/db', 'postgres://u:secret-pw@[::1/db']) {
+      expect(() => loadConfig({ CHATBRIDGE_STORE: 'postgres', DATABASE_URL: url })).toThrow(/DATABASE_URL/);
+      expect(() => loadConfig({ CHATBRIDGE_STORE: 'postgres', DATABASE_URL: url })).not.toThrow(/secret-pw/);
+    }
+    expect(loadConfig({ CHATBRIDGE_STORE: 'postgres', DATABASE_URL: 'postgres://u:pw@127.0.0.1:5432/db' }).store.kind).toBe('postgres');
+  });
+
+  it('when the admin token is blanks, or begins or ends with them, then start-up stops naming it', () => {
+    for (const bad of [' '.repeat(16), ` ${'a'.repeat(20)}`, `${'a'.repeat(20)}\n`]) {
+      expect(() => loadConfig({ CHATBRIDGE_ADMIN_TOKEN: bad })).toThrow(/CHATBRIDGE_ADMIN_TOKEN/);
+    }
+    expect(loadConfig({ CHATBRIDGE_ADMIN_TOKEN: 'a'.repeat(16) }).adminTokenHash).toBeDefined();
+  });
 });

@@ -1,0 +1,31 @@
+// What an operator sees when the server cannot start for a reason of theirs: one line naming it and
+// exit code 1, not a driver's stack trace.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
+const DATABASE_URL = process.env.DATABASE_URL;
+
+function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+}
+
+describe.runIf(!!DATABASE_URL)('start-up against a PostgreSQL that cannot be used', () => {
+  it('when the database does not exist, or the server refuses the connection, then one line names it and the process exits 1', async () => {
+    const missing = new URL(DATABASE_URL!);
+    missing.pathname = '/chatbridge_no_such_database';
+    const refused = new URL(DATABASE_URL!);
+    refused.port = '1'; // nothing listens there
+    for (const [url, says] of [[missing, 'does not exist'], [refused, 'ECONNREFUSED']] as const) {
+      const { code, output } = await start({ CHATBRIDGE_STORE: 'postgres', DATABASE_URL: url.toString() });
+      expect(code).toBe(1);
+      expect(output).toMatch(new RegExp(`^chatbridge failed to start: the store cannot be opened: .*${says}`, 'm'));
+      expect(output).not.toMatch(/^\s+at /m); // no stack trace
+    }
+  }, 30_000);
+});
