@@ -114,10 +114,10 @@ export interface paths {
          *     false, reply fields `null`) and every read flag `false`. Config is never touched.
          *
          *     While no message is pending (idle), or when the platform has already read it, nothing changes.
-         *     The request does not name the message it acknowledges: it marks the message pending when it is
-         *     processed. If a new message replaced the one a bot relayed before its `markRead` arrived, the new
-         *     one is marked; a bot that reads the record again before acknowledging (and relays what it finds
-         *     first) avoids that.
+         *     A bot names the message it relayed with `message_number` (from the `Chatbridge-Message-Number`
+         *     header of the answer it read the message from): a new message may replace the one it relayed
+         *     before its `markRead` arrives, and without the number that new message would be marked read and
+         *     never relayed to this platform.
          *     Bots on platforms without webhooks (`chat_c`, `chat_d`) poll `getEndpoint` and call this after
          *     relaying; for self-user endpoints the service marks `chat_a`/`chat_b` itself after delivering.
          */
@@ -163,6 +163,9 @@ export interface paths {
          *       again while it runs: rotating the token or deleting the endpoint ends the stream. The stream
          *       also ends when the server shuts down; reconnect with `Last-Event-ID` (an `EventSource` does so
          *       by itself) to continue where it stopped.
+         *     - **Message numbers** are not in the stream. A bot that relays a message it sees here reads the
+         *       record with `getEndpoint`, relays from that answer, and names its `Chatbridge-Message-Number`
+         *       in `markRead`, so a message that replaced the one it relayed is not marked.
          *
          *     Errors before the stream starts are `application/problem+json` like every other operation. The
          *     event format is described with the `200` response.
@@ -548,6 +551,12 @@ export interface components {
         /** @description The endpoint record (as committed, for an update). */
         Record: {
             headers: {
+                /**
+                 * @description While a message is pending: its number, which grows by one with every `trigger=true` on this
+                 *     endpoint. Absent while the endpoint is idle. Pass it to `markRead` as `message_number` to
+                 *     acknowledge exactly the message the bot relayed.
+                 */
+                "Chatbridge-Message-Number"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -601,6 +610,15 @@ export interface components {
             headers: {
                 /** @description Seconds to wait before retrying. */
                 "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `message_number` names a message that is no longer pending: a newer message replaced it, or it finished or expired. Nothing was marked; read the record again for what is pending now. */
+        MessageNotPending: {
+            headers: {
                 [name: string]: unknown;
             };
             content: {
@@ -890,6 +908,15 @@ export interface components {
          * @example chat_c
          */
         platform: components["schemas"]["Platform"];
+        /**
+         * @description The number of the message the bot relayed: the `Chatbridge-Message-Number` header of the answer it
+         *     read the message from. When given, only that message is marked: if it is no longer pending (a newer
+         *     message replaced it, or it finished or expired), nothing changes and the answer is `409`, so an
+         *     acknowledgement that arrives late never marks a message the bot has not relayed. Without it, the
+         *     message pending when the request is processed is marked (the behaviour of bots written before it).
+         * @example 7
+         */
+        message_number: number;
         /**
          * @description Resume after this version: the ID of the last event received. For clients that cannot set the
          *     `Last-Event-ID` header when they open a stream (a browser `EventSource` created anew after a page
@@ -1204,6 +1231,15 @@ export interface operations {
                  * @example chat_c
                  */
                 platform: components["parameters"]["platform"];
+                /**
+                 * @description The number of the message the bot relayed: the `Chatbridge-Message-Number` header of the answer it
+                 *     read the message from. When given, only that message is marked: if it is no longer pending (a newer
+                 *     message replaced it, or it finished or expired), nothing changes and the answer is `409`, so an
+                 *     acknowledgement that arrives late never marks a message the bot has not relayed. Without it, the
+                 *     message pending when the request is processed is marked (the behaviour of bots written before it).
+                 * @example 7
+                 */
+                message_number?: components["parameters"]["message_number"];
             };
             header?: never;
             path: {
@@ -1220,6 +1256,7 @@ export interface operations {
             200: components["responses"]["Record"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["MessageNotPending"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

@@ -2,6 +2,7 @@
 // rejecting with ChatbridgeError on any non-2xx response.
 import { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
 import { type EndpointEvent, type StreamEventsOptions, streamEndpointEvents } from './events.ts';
+import { rememberMessageNumber } from './messageNumber.ts';
 import { createRawClient, type RawClientOptions } from './raw.ts';
 import type {
   EndpointPage,
@@ -30,6 +31,15 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** Options of `markRead`. */
+export interface MarkReadOptions extends CallOptions {
+  /**
+   * The message the bot relayed: `messageNumberOf(record)` of the record it relayed from. When a newer
+   * message has replaced it, nothing is marked and the call rejects with a 409 ChatbridgeError.
+   */
+  messageNumber?: number | undefined;
+}
+
 export interface ChatbridgeClient {
   /** `GET /{endpoint}`: reads the endpoint record. */
   getEndpoint(endpoint: string, token: string, options?: CallOptions): Promise<EndpointRecord>;
@@ -41,7 +51,7 @@ export interface ChatbridgeClient {
     options?: CallOptions,
   ): Promise<EndpointRecord>;
   /** `POST /read/{endpoint}`: marks the pending message read by `platform`; returns the committed record. */
-  markRead(endpoint: string, token: string, platform: Platform, options?: CallOptions): Promise<EndpointRecord>;
+  markRead(endpoint: string, token: string, platform: Platform, options?: MarkReadOptions): Promise<EndpointRecord>;
   /**
    * `GET /events/{endpoint}`: the record's changes as they commit, as Server-Sent Events. Iterate with
    * `for await`: the current record first (or, with `lastEventId`, every change after it), then one
@@ -86,7 +96,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
         params: { path: { endpoint: pathSegment('getEndpoint', endpoint) }, query: { token } },
         signal: call?.signal ?? null,
       });
-      return unwrap('getEndpoint', result);
+      return rememberMessageNumber(unwrap('getEndpoint', result), result.response);
     },
 
     async updateEndpoint(endpoint, token, params = {}, call) {
@@ -96,15 +106,18 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
         params: { path: { endpoint: pathSegment('updateEndpoint', endpoint) }, query: { ...(params as UpdateQuery), token } },
         signal: call?.signal ?? null,
       });
-      return unwrap('updateEndpoint', result);
+      return rememberMessageNumber(unwrap('updateEndpoint', result), result.response);
     },
 
     async markRead(endpoint, token, platform, call) {
       const result = await raw.POST('/read/{endpoint}', {
-        params: { path: { endpoint: pathSegment('markRead', endpoint) }, query: { token, platform } },
+        params: {
+          path: { endpoint: pathSegment('markRead', endpoint) },
+          query: { token, platform, ...(call?.messageNumber !== undefined && { message_number: call.messageNumber }) },
+        },
         signal: call?.signal ?? null,
       });
-      return unwrap('markRead', result);
+      return rememberMessageNumber(unwrap('markRead', result), result.response);
     },
 
     streamEndpointEvents(endpoint, token, options) {

@@ -4,7 +4,9 @@ export {
   type CallOptions,
   type ChatbridgeClient,
   type ChatbridgeClientOptions,
+  type MarkReadOptions,
 } from './client.ts';
+export { messageNumberOf } from './messageNumber.ts';
 export { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
 export type { EndpointEvent, StreamEventsOptions } from './events.ts';
 export { createRawClient, type ChatbridgeRawClient, type FetchLike, type RawClientOptions } from './raw.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { ChatbridgeError } from '../src/index.ts';
+import { ChatbridgeError, messageNumberOf } from '../src/index.ts';
 import { BASE_URL, ENDPOINT, RECORD, TOKEN, setup } from './helpers.ts';
 
 describe('markRead', () => {
@@ -13,6 +13,18 @@ describe('markRead', () => {
     expect(request.url).toBe(`${BASE_URL}/read/${ENDPOINT}?token=${TOKEN}&platform=chat_c`);
     expect(request.body).toBeNull();
     expect(record).toEqual(RECORD);
+  });
+
+  test('the message number of the answer a record came in is remembered, and markRead sends it as message_number', async () => {
+    const { client, requests } = setup((request) =>
+      Response.json(RECORD, request.url.includes('/read/') ? {} : { headers: { 'Chatbridge-Message-Number': '7' } }),
+    );
+    const record = await client.getEndpoint(ENDPOINT, TOKEN);
+    expect(messageNumberOf(record)).toBe(7);
+    const marked = await client.markRead(ENDPOINT, TOKEN, 'chat_c', { messageNumber: messageNumberOf(record) });
+    expect(requests[1]!.url).toBe(`${BASE_URL}/read/${ENDPOINT}?token=${TOKEN}&platform=chat_c&message_number=7`);
+    expect(messageNumberOf(marked)).toBeUndefined(); // that answer had no header: the endpoint is idle
+    expect(messageNumberOf(structuredClone(record))).toBeUndefined(); // only records the client returned
   });
 
   test('rejects with the problem on 400', async () => {

@@ -1,5 +1,6 @@
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, replyJsonText } from '../http/operations.ts';
+import { setMessageNumber } from '../http/messageNumber.ts';
 import { readEndpoint, readsCrossNetwork } from '../http/readAhead.ts';
 import { unauthorized } from '../http/problem.ts';
 import { presentedTokenDigest } from '../http/presentedToken.ts';
@@ -14,6 +15,7 @@ export const getEndpoint = ({ store, validateResponses }: AppDeps): Handler => {
   return async (req, res) => {
     const found = await readEndpoint(req, store);
     if (!found || !digestsMatch(found.tokenHash, presentedTokenDigest(req))) throw unauthorized();
+    setMessageNumber(res, found.state);
     replyJsonText(res, 'getEndpoint', 200, found.recordJson, () => found.record, validateResponses, end, found.recordJsonBytes);
   };
 };

@@ -6,13 +6,14 @@ import { applyUpdate, type UpdateParams } from '../domain/update.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, replyJsonText } from '../http/operations.ts';
 import { invalid, unauthorized } from '../http/problem.ts';
-import type { Decision } from '../store/port.ts';
+import type { Decision, MessageState } from '../store/port.ts';
+import { setMessageNumber } from '../http/messageNumber.ts';
 import { presentedTokenDigest } from '../http/presentedToken.ts';
 import { digestsMatch } from '../tokens.ts';
 
 type Result =
   /** `json`: the record's JSON text, sent as it is (it is what was committed). */
-  | { kind: 'ok'; record: EndpointRecord; json: string; queued: number }
+  | { kind: 'ok'; record: EndpointRecord; json: string; queued: number; state: MessageState }
   | { kind: 'unauthorized' }
   | { kind: 'invalid'; issues: Issue[] };
 
@@ -37,16 +38,20 @@ export const updateEndpoint =
       // Nothing to write: nothing changed, and no message starts or ends (trigger=false while idle is a no-op).
       const endsNothing = params.trigger === undefined || (params.trigger === false && current.state.pendingSince === null);
       if (params.only_check === true || (!outcome.changed && endsNothing)) {
-        return { result: { kind: 'ok', record: outcome.record, json: outcome.json, queued: 0 } };
+        return { result: { kind: 'ok', record: outcome.record, json: outcome.json, queued: 0, state: current.state } };
       }
       const row = afterUpdate(current, outcome.record, params.trigger, now);
       // The lifecycle may have replaced the record (a finished message returns to idle).
       const json = row.record === outcome.record ? outcome.json : JSON.stringify(row.record);
       const deliveries = params.trigger === true ? planDeliveries(row, now + messageTtlMs, payloadFor) : [];
-      return { write: { ...row, recordJson: json, deliveries }, result: { kind: 'ok', record: row.record, json, queued: deliveries.length } };
+      return {
+        write: { ...row, recordJson: json, deliveries },
+        result: { kind: 'ok', record: row.record, json, queued: deliveries.length, state: row.state },
+      };
     });
     if (result.kind === 'unauthorized') throw unauthorized();
     if (result.kind === 'invalid') throw invalid(result.issues);
     if (result.queued > 0) onDeliveriesQueued();
+    setMessageNumber(res, result.state);
     replyJsonText(res, 'updateEndpoint', 200, result.json, () => result.record, validateResponses);
   };
