@@ -69,7 +69,9 @@ function requestMetrics({ metrics }: AppDeps): CompletionObserver {
  * an endpoint token is the exception. The admin API never answers cross-origin requests.
  */
 function corsPolicy({ corsOrigins }: AppDeps): RequestHandler {
-  const allow = cors({ origin: corsOrigins, methods: ['GET', 'POST'], maxAge: 600 });
+  // A page may read the headers the contract gives meaning to, not only the CORS-safelisted ones.
+  const exposedHeaders = ['Chatbridge-Message-Number', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'];
+  const allow = cors({ origin: corsOrigins, methods: ['GET', 'POST'], maxAge: 600, exposedHeaders });
   return (req, res, next) => (req.path.startsWith('/admin/') ? next() : allow(req, res, next));
 }
 

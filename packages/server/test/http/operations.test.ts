@@ -110,6 +110,10 @@ describe('CORS with configured origins', () => {
     const token = await server.provision('cors-1');
     const allowed = await fetch(`${server.url}/cors-1?token=${token}`, { headers: { origin: 'https://dashboard.example' } });
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://dashboard.example');
+    // The page can read the contract's own headers (the message number, rate limits, the request id).
+    expect(allowed.headers.get('access-control-expose-headers')?.split(',')).toEqual(
+      expect.arrayContaining(['Chatbridge-Message-Number', 'RateLimit-Remaining', 'Retry-After', 'X-Request-Id']),
+    );
     const other = await fetch(`${server.url}/cors-1?token=${token}`, { headers: { origin: 'https://evil.example' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     const preflight = await fetch(`${server.url}/update/cors-1`, {
