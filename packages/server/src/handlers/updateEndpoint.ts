@@ -43,6 +43,11 @@ export const updateEndpoint =
       const row = afterUpdate(current, outcome.record, params.trigger, now);
       // The lifecycle may have replaced the record (a finished message returns to idle).
       const json = row.record === outcome.record ? outcome.json : JSON.stringify(row.record);
+      // A message that finished at once (no other platform has channels) on an idle endpoint leaves
+      // the record as it was: nothing to write, and no event for a change that is not one.
+      if (json === current.recordJson && row.state.pendingSince === null && current.state.pendingSince === null) {
+        return { result: { kind: 'ok', record: row.record, json, queued: 0, state: current.state } };
+      }
       const deliveries = params.trigger === true ? planDeliveries(row, now + messageTtlMs, payloadFor) : [];
       return {
         write: { ...row, recordJson: json, deliveries },

@@ -179,6 +179,8 @@ describe('streamEndpointEvents', () => {
     // Ending a message while none is pending: bots send trigger=false with their config updates.
     await h.client.updateEndpoint(id, token, { trigger: false });
     await h.client.updateEndpoint(id, token, { trigger: false, beta: false });
+    // A message no other platform can receive (none has channels) is finished at once: the record is unchanged.
+    await h.client.updateEndpoint(id, token, { sender: 'chat_d', sender_channel: 'chan-d-0001', message_content: 'to nobody', trigger: true });
     expect(await stream.quietFor(300)).toBe(true);
     const changed = await h.client.updateEndpoint(id, token, { blacklist: 'spam' });
     expect(await stream.next()).toMatchObject({ id: 1, record: changed });
