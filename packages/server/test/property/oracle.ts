@@ -301,7 +301,11 @@ export function expectedStatuses(op: OperationSpec, facts: Facts, x: Pick<Exchan
   const readOnly = op.method === 'GET';
   const targetId = [...facts.pathDecoded.values()][0] ?? (facts.bodyJson as { id?: unknown } | undefined)?.id;
   const exists = typeof targetId === 'string' && x.before.ids.includes(targetId);
-  if (facts.credential === 'match') return readOnly ? { allowed: success, why: 'valid read with its token' } : { allowed: [...success, 400], why: 'valid request with its token (400: update rules)' };
+  if (facts.credential === 'match') {
+    // 409: markRead named a message that is not pending (a rejection like 400: it must change nothing).
+    const byRule = [400, ...declared.filter((s) => s === 409)];
+    return readOnly ? { allowed: success, why: 'valid read with its token' } : { allowed: [...success, ...byRule], why: `valid request with its token (${byRule.join('/')}: the operation's rules)` };
+  }
   if (declared.includes(409) && op.body && typeof targetId === 'string') return exists ? { allowed: [409], why: 'ID exists' } : { allowed: success, why: 'new ID' };
   if (declared.includes(404) && facts.pathDecoded.size > 0) return exists ? { allowed: success, why: 'ID exists' } : { allowed: [404], why: 'no such ID' };
   return { allowed: readOnly || facts.credential === 'n/a' ? success.concat(declared.filter((s) => s === 503)) : [...success, 400], why: 'valid request' };
