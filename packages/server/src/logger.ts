@@ -10,6 +10,8 @@ const REDACTED = '[REDACTED]';
 const PARAMETER_NAME = /^[a-z][a-z_]{0,39}$/;
 /** Longer than any endpoint ID, so it may be a token sent in the wrong place. */
 const MAX_LOGGED_SEGMENT = 64;
+/** Query parameters named in a logged URL; more are counted, not listed. */
+const MAX_LOGGED_PARAMETERS = 50;
 
 /**
  * The URL as a log line may show it: every query value replaced by `[REDACTED]` (values carry tokens,
@@ -26,10 +28,13 @@ export function redactUrl(url: string): string {
     .map((segment) => (segment.length > MAX_LOGGED_SEGMENT ? REDACTED : segment))
     .join('/');
   if (q === -1) return path;
-  const keys = rawQueryPairs(whole.slice(q + 1)).map((pair) => {
+  const pairs = rawQueryPairs(whole.slice(q + 1));
+  const keys = pairs.slice(0, MAX_LOGGED_PARAMETERS).map((pair) => {
     const key = decodeQueryComponent(pair.key);
     return `${key !== undefined && PARAMETER_NAME.test(key) ? key : REDACTED}=${REDACTED}`;
   });
+  // A hostile query of 20,000 keys would make a log line of 300 KB (and cost the event loop as much).
+  if (pairs.length > MAX_LOGGED_PARAMETERS) keys.push(`...(${pairs.length - MAX_LOGGED_PARAMETERS} more)`);
   return keys.length === 0 ? path : `${path}?${keys.join('&')}`;
 }
 

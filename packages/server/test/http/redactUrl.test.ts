@@ -35,4 +35,11 @@ describe('redactUrl (the URL a request log line shows)', () => {
     expect(redactUrl('/comm1?%ZZ=1&beta')).toBe('/comm1?[REDACTED]=[REDACTED]&beta=[REDACTED]');
     expect(redactUrl(`/comm1?beta=true#${TOKEN}`)).toBe('/comm1?beta=[REDACTED]');
   });
+
+  it('when the query holds more than 50 parameters, then 50 are named and the rest counted', () => {
+    const url = `/x?${Array.from({ length: 60 }, (_, i) => `k${i}=v`).join('&')}`;
+    const line = redactUrl(url);
+    expect(line.split('&')).toHaveLength(51);
+    expect(line.endsWith('=[REDACTED]&...(10 more)')).toBe(true);
+  });
 });
