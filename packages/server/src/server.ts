@@ -5,6 +5,7 @@ import { createApp } from './http/app.ts';
 import { answerClientError } from './http/clientError.ts';
 import type { AppDeps } from './http/deps.ts';
 import { invalid, problemFor } from './http/problem.ts';
+import { JSON_API_HEADERS, securityHeaderList } from './http/securityHeaders.ts';
 
 /** Request line plus headers; room for every update parameter at its maximum, fully encoded. */
 export const MAX_REQUEST_HEAD_BYTES = 128 * 1024;
@@ -24,8 +25,12 @@ export function originForm(target: string): string | undefined {
   }
 }
 
+/** The security headers every answer carries, for the one answered before the app sees the request. */
+const SECURITY_HEADERS = securityHeaderList(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra);
+
 function rejectTarget(res: ServerResponse): void {
   const p = invalid([{ parameter: 'endpoint', in: 'path', message: 'the request target is not a valid URL' }]);
+  for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
   res.writeHead(400, { 'content-type': 'application/problem+json; charset=utf-8' });
   res.end(JSON.stringify(problemFor(400, p.message, undefined, p.errors)));
 }

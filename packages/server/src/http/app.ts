@@ -18,7 +18,7 @@ import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
 import { parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
-import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem } from './problem.ts';
+import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem, isAdminPath } from './problem.ts';
 
 /** Whether the request presents the operator's admin token (never, when the admin API is off). */
 function presentsAdminToken(req: Request, adminTokenHash: Uint8Array | undefined): boolean {
@@ -72,7 +72,7 @@ function corsPolicy({ corsOrigins }: AppDeps): RequestHandler {
   // A page may read the headers the contract gives meaning to, not only the CORS-safelisted ones.
   const exposedHeaders = ['Chatbridge-Message-Number', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'];
   const allow = cors({ origin: corsOrigins, methods: ['GET', 'POST'], maxAge: 600, exposedHeaders });
-  return (req, res, next) => (req.path.startsWith('/admin/') ? next() : allow(req, res, next));
+  return (req, res, next) => (isAdminPath(req.path) ? next() : allow(req, res, next));
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   UNAUTHORIZED_DETAIL,
   challengeFor,
   invalid,
+  isAdminPath,
   isProblemStatus,
   problemFor,
   type ProblemStatus,
@@ -99,7 +100,7 @@ function toProblem(err: unknown, req: Request): Answer {
   if (status === 400) return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'could not be decoded' }]));
   if (status === 415 && e.type === 'encoding.unsupported') return { status: 415, detail: 'Unsupported Content-Encoding.' };
   if (status === 401 || status === 403) {
-    return { status: 401, detail: req.path.startsWith('/admin/') ? ADMIN_UNAUTHORIZED_DETAIL : UNAUTHORIZED_DETAIL };
+    return { status: 401, detail: isAdminPath(req.path) ? ADMIN_UNAUTHORIZED_DETAIL : UNAUTHORIZED_DETAIL };
   }
   if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
   if (status === 405) {

@@ -52,7 +52,13 @@ export const ADMIN_UNAUTHORIZED_DETAIL = 'The admin token is missing or wrong.';
  * scheme is registered, so the challenge names it the way the spec's `apiKey` scheme does.
  */
 export const challengeFor = (path: string) =>
-  path.startsWith('/admin/') ? 'Bearer realm="chatbridge-admin"' : 'ApiKey realm="chatbridge", in="query", name="token"';
+  isAdminPath(path) ? 'Bearer realm="chatbridge-admin"' : 'ApiKey realm="chatbridge", in="query", name="token"';
+
+/**
+ * The admin API's paths, in any letter case: routing and the validator match paths without regard
+ * to case, so `/ADMIN/endpoints` reaches the admin operations and must be treated as them.
+ */
+export const isAdminPath = (path: string) => /^\/admin(\/|$)/i.test(path);
 
 /** At most this many issues are listed, so a flood of bad parameters cannot inflate the answer. */
 const MAX_ISSUES = 25;

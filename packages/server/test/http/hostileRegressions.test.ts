@@ -7,14 +7,14 @@ import { raw, useServer } from './harness.ts';
 const h = useServer();
 
 /** Sends a raw request line (for targets fetch() would normalise). */
-function rawRequest(port: number, target: string): Promise<{ status: number; type: string; body: string }> {
+function rawRequest(port: number, target: string): Promise<{ status: number; type: string; head: string; body: string }> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
     let data = '';
     socket.on('data', (c) => (data += c));
     socket.on('end', () => {
       const [head = '', body = ''] = data.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), type: /content-type: ([^\r]*)/i.exec(head)?.[1] ?? '', body });
+      resolve({ status: Number(head.split(' ')[1]), type: /content-type: ([^\r]*)/i.exec(head)?.[1] ?? '', head, body });
     });
   });
 }
@@ -92,6 +92,9 @@ describe('hostile input regressions', () => {
     const bad = await rawRequest(h.server.port, 'http://[::1/-/ready');
     expect(bad.status).toBe(400);
     expect(bad.type).toContain('application/problem+json');
+    // Answered before the app sees it, but with the security headers of every other answer.
+    expect(bad.head).toMatch(/^cache-control: no-store\r?$/im);
+    expect(bad.head).toMatch(/^x-content-type-options: nosniff\r?$/im);
     const star = await rawRequest(h.server.port, '*');
     expect(star.status).toBe(404);
     expect(star.type).toContain('application/problem+json');

@@ -123,6 +123,18 @@ describe('CORS with configured origins', () => {
     expect(preflight.status).toBe(204);
     const admin = await fetch(`${server.url}/admin/endpoints`, { headers: { origin: 'https://dashboard.example' } });
     expect(admin.headers.get('access-control-allow-origin')).toBeNull();
+    // Paths match in any letter case: /ADMIN/ reaches the admin operations, and is the admin API here too.
+    for (const path of ['/ADMIN/endpoints', '/Admin/Endpoints']) {
+      const preflightAdmin = await fetch(`${server.url}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://dashboard.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      });
+      expect(preflightAdmin.headers.get('access-control-allow-origin')).toBeNull();
+      const unauthorized = await fetch(`${server.url}${path}`, { headers: { origin: 'https://dashboard.example' } });
+      expect(unauthorized.status).toBe(401);
+      expect(unauthorized.headers.get('access-control-allow-origin')).toBeNull();
+      expect(unauthorized.headers.get('www-authenticate')).toBe('Bearer realm="chatbridge-admin"');
+    }
   });
 });
 
