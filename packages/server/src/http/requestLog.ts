@@ -17,6 +17,13 @@ declare module 'http' {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/**
+ * Ids are logged and echoed, so one that may hold an endpoint token is replaced, never kept: one with
+ * the token prefix anywhere, or with a run of 40 or more token characters (a token's random part is
+ * 67 or more; request ids in use, UUIDs and W3C trace ids, have runs of at most 32).
+ */
+const mayHoldToken = (id: string) => id.includes(TOKEN_PREFIX) || /[A-Za-z0-9_-]{40}/.test(id);
+
 /** nginx's "client closed request": the client left before any answer was sent. */
 const CLIENT_CLOSED_REQUEST = 499;
 
@@ -37,8 +44,7 @@ export function requestLog(app: Express, logger: Logger, observers: CompletionOb
   });
   return (req, res, next) => {
     const given = req.headers['x-request-id'];
-    // Ids are logged and echoed: one that looks like an endpoint token is replaced, never kept.
-    const id = typeof given === 'string' && REQUEST_ID.test(given) && !given.startsWith(TOKEN_PREFIX) ? given : randomUUID();
+    const id = typeof given === 'string' && REQUEST_ID.test(given) && !mayHoldToken(given) ? given : randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const started = performance.now();

@@ -39,9 +39,14 @@ describe('request logging', () => {
       const rotated = await client.rotateEndpointToken('logged-1');
       const r = await fetch(`${server.url}/-/live`, { headers: { 'x-request-id': 'trace-abc-123' } });
       expect(r.headers.get('x-request-id')).toBe('trace-abc-123');
-      // A token sent as the request id (a bot's mistake) is neither echoed nor logged.
-      const asId = await fetch(`${server.url}/-/live`, { headers: { 'x-request-id': rotated.token } });
-      expect(asId.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      // A token sent as the request id (a bot's mistake), whole, prefixed or without its own prefix,
+      // is neither echoed nor logged; a W3C trace id is kept.
+      for (const given of [rotated.token, `x${rotated.token}`, rotated.token.slice(4)]) {
+        const asId = await fetch(`${server.url}/-/live`, { headers: { 'x-request-id': given } });
+        expect(asId.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      }
+      const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+      expect((await fetch(`${server.url}/-/live`, { headers: { 'x-request-id': trace } })).headers.get('x-request-id')).toBe(trace);
       expect((await raw(`${server.url}/-/live`)).status).toBe(200);
 
       const log = lines.join('');
