@@ -163,6 +163,9 @@ export interface paths {
          *       again while it runs: rotating the token or deleting the endpoint ends the stream. The stream
          *       also ends when the server shuts down; reconnect with `Last-Event-ID` (an `EventSource` does so
          *       by itself) to continue where it stopped.
+         *     - **At most 20 streams** of one endpoint are open on one server instance at once; another is
+         *       answered `429` with `Retry-After: 10` (each stream holds a connection, and one tenant must not
+         *       take them all). Close streams you no longer read.
          *     - **Message numbers** are not in the stream. A bot that relays a message it sees here reads the
          *       record with `getEndpoint`, relays from that answer, and names its `Chatbridge-Message-Number`
          *       in `markRead`, so a message that replaced the one it relayed is not marked.
@@ -588,7 +591,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A rate limit was reached: too many failed authentications from this address, or too many requests for this endpoint. Wait `Retry-After` seconds. Nothing was changed. */
+        /** @description A rate limit was reached: too many failed authentications from this address, too many requests for this endpoint, or (`streamEndpointEvents`) too many streams open for this endpoint. Wait `Retry-After` seconds. Nothing was changed. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying. */

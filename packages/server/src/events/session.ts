@@ -158,7 +158,7 @@ export function openEventStream(o: EventStreamOptions): void {
   };
 
   const unsubscribe = streams.feed.subscribe(endpointId, wake);
-  const untrack = streams.track(end);
+  const untrack = streams.track(end, endpointId);
   const heartbeat = setInterval(() => {
     res.write(HEARTBEAT);
     wake(); // also re-checks the token and catches anything a lost notification hid

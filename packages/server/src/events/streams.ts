@@ -14,6 +14,8 @@ export interface EventStreamSettings {
   batchSize: number;
   /** How often events past the age limit are deleted from every endpoint's log (default 60 s). */
   sweepMs: number;
+  /** Streams one endpoint may have open on this instance at once (default 20); more get 429. */
+  maxPerEndpoint: number;
 }
 
 export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
@@ -21,12 +23,15 @@ export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
   retryMs: 2000,
   batchSize: 100,
   sweepMs: 60_000,
+  maxPerEndpoint: 20,
 };
 
 export class EventStreams {
   readonly feed: ChangeFeed;
   readonly settings: EventStreamSettings;
   private readonly open = new Set<() => void>();
+  /** Open streams per endpoint: each holds a socket, so one tenant must not take them all. */
+  private readonly perEndpoint = new Map<string, number>();
   private ending = false;
 
   constructor(feed: ChangeFeed, settings: Partial<EventStreamSettings> = {}) {
@@ -44,10 +49,24 @@ export class EventStreams {
     return this.open.size;
   }
 
+  /** True when `endpointId` has as many streams open here as it may. */
+  full(endpointId: string): boolean {
+    return (this.perEndpoint.get(endpointId) ?? 0) >= this.settings.maxPerEndpoint;
+  }
+
   /** Registers an open stream by the function that ends it; returns the function that forgets it. */
-  track(end: () => void): () => void {
+  track(end: () => void, endpointId: string): () => void {
     this.open.add(end);
-    return () => this.open.delete(end);
+    this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
+    let forgotten = false;
+    return () => {
+      if (forgotten) return;
+      forgotten = true;
+      this.open.delete(end);
+      const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
+      if (left > 0) this.perEndpoint.set(endpointId, left);
+      else this.perEndpoint.delete(endpointId);
+    };
   }
 
   /** Ends every open stream and every one opened from now on. */

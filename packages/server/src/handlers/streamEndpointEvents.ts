@@ -1,9 +1,12 @@
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam } from '../http/operations.ts';
-import { unauthorized } from '../http/problem.ts';
+import { HttpProblem, unauthorized } from '../http/problem.ts';
 import { openEventStream, resumePoint } from '../events/session.ts';
 import { presentedTokenDigest } from '../http/presentedToken.ts';
 import { digestsMatch } from '../tokens.ts';
+
+/** When an endpoint has all the streams it may: a client that reconnects in a loop waits this long. */
+const STREAM_RETRY_AFTER_SECONDS = 10;
 
 /** A text/event-stream of the record's committed changes; the format is in the spec and session.ts. */
 export const streamEndpointEvents =
@@ -14,6 +17,10 @@ export const streamEndpointEvents =
     // The same 401 as getEndpoint, before anything of the stream is sent.
     const found = await store.get(endpointId);
     if (!found || !digestsMatch(found.tokenHash, presentedTokenDigest(req))) throw unauthorized();
+    if (events.full(endpointId)) {
+      res.setHeader('Retry-After', String(STREAM_RETRY_AFTER_SECONDS));
+      throw new HttpProblem(429, `This endpoint has ${events.settings.maxPerEndpoint} event streams open on this server; close one or retry later.`);
+    }
     openEventStream({
       store,
       streams: events,

@@ -11,6 +11,7 @@ import type { EndpointRecord } from '../../src/domain/record.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { raw, useServer } from './harness.ts';
+import { eventually } from './receiver.ts';
 
 const HEARTBEAT_MS = 150;
 const h = useServer({ events: { heartbeatMs: HEARTBEAT_MS } });
@@ -315,6 +316,37 @@ describe('streamEndpointEvents', () => {
     ]);
   });
 });
+
+describe('streamEndpointEvents with at most 2 streams per endpoint', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ events: { heartbeatMs: HEARTBEAT_MS, maxPerEndpoint: 2 } });
+  });
+  afterAll(() => server.close());
+
+  it('when an endpoint has all the streams it may, then another gets 429 with Retry-After; other endpoints and a freed slot are not affected', async () => {
+    const [a, b] = [await server.provision('streams-a'), await server.provision('streams-b')];
+    const first = await open('streams-a', a, {}, '', server);
+    const second = await open('streams-a', a, {}, '', server);
+    const refused = await raw(streamUrl(server, 'streams-a', a));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('10');
+    expect(refused.body).toMatchObject({ type: 'https://chatbridge.dev/problems#rate-limited' });
+    const other = await open('streams-b', b, {}, '', server);
+    first.close();
+    // The server learns of the hang-up when the socket closes: the slot frees then.
+    await eventually(async () => (await openStatus(server, 'streams-a', a)) === 200, 3000);
+    for (const s of [second, other]) s.close();
+  });
+});
+
+/** Opens a stream only to read its status, then hangs up. */
+async function openStatus(server: { url: string }, id: string, token: string): Promise<number> {
+  const controller = new AbortController();
+  const response = await fetch(streamUrl(server, id, token), { signal: controller.signal });
+  controller.abort();
+  return response.status;
+}
 
 describe('streamEndpointEvents with a replay window of 3 events', () => {
   let server: TestServer;
