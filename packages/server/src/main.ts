@@ -54,6 +54,13 @@ async function main(): Promise<void> {
     );
   }
   if (!config.adminTokenHash) logger.info('Admin API disabled: set CHATBRIDGE_ADMIN_TOKEN (16+ characters) to enable it.');
+  if (config.trustProxy === true) {
+    logger.warn(
+      'CHATBRIDGE_TRUST_PROXY=true trusts every X-Forwarded-For entry, which clients can write themselves: ' +
+        'they can then dodge the failed-authentication limit and get other addresses blocked. ' +
+        'Set the number of proxies in front of the server, or their addresses, instead.',
+    );
+  }
 
   let stopping = false;
   const stop = (signal: string) => {

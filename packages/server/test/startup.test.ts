@@ -1,8 +1,11 @@
 // What an operator sees when the server cannot start for a reason of theirs: one line naming it and
 // exit code 1, not a driver's stack trace.
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startServerProcess } from './processes.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -27,5 +30,20 @@ describe.runIf(!!DATABASE_URL)('start-up against a PostgreSQL that cannot be use
       expect(output).toMatch(new RegExp(`^chatbridge failed to start: the store cannot be opened: .*${says}`, 'm'));
       expect(output).not.toMatch(/^\s+at /m); // no stack trace
     }
+  }, 30_000);
+});
+
+describe('start-up warnings', () => {
+  it('when CHATBRIDGE_TRUST_PROXY=true, then the server starts and warns that clients can forge their address; with a hop count it does not', async () => {
+    const logs: string[] = [];
+    for (const trust of ['true', '1']) {
+      const sqlite = join(mkdtempSync(join(tmpdir(), 'chatbridge-startup-')), 'store.sqlite');
+      const server = await startServerProcess({ CHATBRIDGE_TRUST_PROXY: trust, CHATBRIDGE_SQLITE_PATH: sqlite });
+      server.child.kill('SIGTERM');
+      await server.exited;
+      logs.push(server.log());
+    }
+    expect(logs[0]).toContain('CHATBRIDGE_TRUST_PROXY=true trusts every X-Forwarded-For entry');
+    expect(logs[1]).not.toContain('X-Forwarded-For');
   }, 30_000);
 });

@@ -44,6 +44,14 @@ export interface RateLimits {
 
 /** Extra requests an endpoint may make over any 10 s on top of its sustained rate. */
 const BURST_WINDOW_SECONDS = 10;
+/** Entries of the blocked-address map at which expired ones are swept. */
+const SWEEP_BLOCKED_AT = 1000;
+
+/** Deletes the blocks that have run out (exported for its test). */
+export function forgetExpiredBlocks(blockedUntil: Map<string, number>, now: number): void {
+  for (const [client, until] of blockedUntil) if (until <= now) blockedUntil.delete(client);
+}
+
 /** How long a shared counter may take (connect, queue or statement) before the in-memory insurance counts. */
 const COUNTER_TIMEOUT_MS = 1000;
 
@@ -127,7 +135,12 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   // shared counter each time a failure is recorded, so a clean request costs no store round trip; an
   // instance learns of a block made elsewhere at that address's next failure here.
   const blockedUntil = new Map<string, number>();
-  const block = (client: string, state: RateLimiterRes) => blockedUntil.set(client, Date.now() + state.msBeforeNext);
+  const block = (client: string, state: RateLimiterRes) => {
+    // An address is forgotten when it comes back after its block; those that never come back are
+    // swept once the map grows, so many addresses (IPv6 makes them cheap) cannot grow it without end.
+    if (blockedUntil.size >= SWEEP_BLOCKED_AT) forgetExpiredBlocks(blockedUntil, Date.now());
+    blockedUntil.set(client, Date.now() + state.msBeforeNext);
+  };
   const recordFailure = (client: string) =>
     authFailures?.consume(client).then(
       (state) => state.remainingPoints <= 0 && block(client, state), // this failure used up the budget

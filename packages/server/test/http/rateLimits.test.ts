@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forgetExpiredBlocks } from '../../src/http/rateLimits.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { raw } from './harness.ts';
 
@@ -76,5 +77,17 @@ describe('per-endpoint rate limit', () => {
     const owner = await server.provision('owned');
     for (let i = 0; i < 20; i++) await fetch(`${server.url}/owned?token=${WRONG}`);
     expect((await fetch(`${server.url}/owned?token=${owner}`)).status).toBe(200);
+  });
+});
+
+describe('blocked addresses', () => {
+  it('when the blocks of addresses that never came back have run out, then they are forgotten and live blocks stay', () => {
+    const blocked = new Map<string, number>([
+      ['2001:db8::1', 1_000],
+      ['2001:db8::2', 5_000],
+      ['198.51.100.7', 2_000],
+    ]);
+    forgetExpiredBlocks(blocked, 2_000);
+    expect([...blocked.keys()]).toEqual(['2001:db8::2']);
   });
 });
