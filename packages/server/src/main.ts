@@ -13,6 +13,13 @@ async function main(): Promise<void> {
   delete process.env.CHATBRIDGE_ADMIN_TOKEN; // only its digest is kept
   delete process.env.DATABASE_URL;
   const logger = createLogger(config.logLevel);
+  if (config.trustProxy === true) {
+    logger.warn(
+      'CHATBRIDGE_TRUST_PROXY=true trusts every X-Forwarded-For entry, which clients can write themselves: ' +
+        'they can then dodge the failed-authentication limit and get other addresses blocked. ' +
+        'Set the number of proxies in front of the server, or their addresses, instead.',
+    );
+  }
   const store = await openStore(config.store, {
     serving: true,
     onBackgroundError: (err) => logger.warn({ err: { message: err.message } }, 'database connection dropped'),
@@ -54,13 +61,6 @@ async function main(): Promise<void> {
     );
   }
   if (!config.adminTokenHash) logger.info('Admin API disabled: set CHATBRIDGE_ADMIN_TOKEN (16+ characters) to enable it.');
-  if (config.trustProxy === true) {
-    logger.warn(
-      'CHATBRIDGE_TRUST_PROXY=true trusts every X-Forwarded-For entry, which clients can write themselves: ' +
-        'they can then dodge the failed-authentication limit and get other addresses blocked. ' +
-        'Set the number of proxies in front of the server, or their addresses, instead.',
-    );
-  }
 
   let stopping = false;
   const stop = (signal: string) => {
