@@ -38,7 +38,14 @@ export function redactUrl(url: string): string {
   return keys.length === 0 ? path : `${path}?${keys.join('&')}`;
 }
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/**
+ * stdout, written synchronously, as Node writes to a pipe anyway. pino's default stdout stream writes
+ * asynchronously and flushes what is left when the process exits; with stdout a pipe whose reader
+ * had gone (a dead log shipper), that flush retried forever and the process never exited.
+ */
+const stdout = (): DestinationStream => pino.destination({ dest: 1, sync: true });
+
+export function createLogger(level: string, destination: DestinationStream = stdout()): Logger {
   return pino(
     {
       level,

@@ -67,11 +67,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: draining in-flight requests and deliveries');
-    const force = setTimeout(() => {
+    // Not unref'd: the deadline holds whatever else keeps the process alive.
+    setTimeout(() => {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
-    force.unref();
     running.close().then(
       () => {
         logger.info('stopped');

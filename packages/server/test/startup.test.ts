@@ -47,3 +47,26 @@ describe('start-up warnings', () => {
     expect(logs[1]).not.toContain('X-Forwarded-For');
   }, 30_000);
 });
+
+describe('shutdown with a dead log reader', () => {
+  it('when stdout is a pipe whose reader has gone, then SIGTERM still ends the process promptly', async () => {
+    const sqlite = join(mkdtempSync(join(tmpdir(), 'chatbridge-epipe-')), 'store.sqlite');
+    const child = spawn(process.execPath, [MAIN], {
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', CHATBRIDGE_SQLITE_PATH: sqlite },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let out = '';
+    await new Promise<void>((resolve) => {
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('"url"')) resolve();
+      });
+    });
+    child.stdout.destroy(); // the log shipper dies: the next write gets EPIPE
+    child.kill('SIGTERM');
+    const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 8000))]);
+    if (code === 'still running') child.kill('SIGKILL');
+    expect(code).toBe(0);
+  }, 20_000);
+});
