@@ -292,6 +292,9 @@ export interface paths {
          * Readiness probe
          * @description `200` when the server can serve requests: the spec is loaded and the store answers. `503` while the
          *     store does not answer or the server is shutting down, so a load balancer stops sending traffic.
+         *     On SIGTERM the server keeps serving, with this probe at `503`, for `CHATBRIDGE_DRAIN_SECONDS`
+         *     (default 0) before it stops accepting connections; with 0 the listener closes at once, and only
+         *     requests already in flight see the `503`.
          */
         get: operations["getReadiness"];
         put?: never;

@@ -47,6 +47,7 @@ const EnvSchema = z.object({
   CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   CHATBRIDGE_VALIDATE_RESPONSES: bool.optional(),
   CHATBRIDGE_MESSAGE_TTL_SECONDS: z.coerce.number().positive().max(86_400).default(30),
+  CHATBRIDGE_DRAIN_SECONDS: z.preprocess(unsetIfEmpty, z.coerce.number().min(0).max(300).default(0)),
   CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(10),
   CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: z.coerce.number().int().min(0).max(1_000_000).default(50),
   CHATBRIDGE_TRUST_PROXY: z
@@ -77,6 +78,8 @@ export interface AppConfig {
   validateResponses: boolean;
   /** A pending message not read by every platform within this time is dropped. */
   messageTtlMs: number;
+  /** After SIGTERM, how long the server keeps serving with /-/ready at 503 before it stops listening. */
+  drainMs: number;
   /** Browser origins allowed to call the record operations; empty: no CORS. */
   corsOrigins: string[];
   rateLimits: { authFailuresPerMinute: number; perEndpointPerSecond: number };
@@ -115,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     allowPrivateWebhooks: e.CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE,
     validateResponses: e.CHATBRIDGE_VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
     messageTtlMs: e.CHATBRIDGE_MESSAGE_TTL_SECONDS * 1000,
+    drainMs: e.CHATBRIDGE_DRAIN_SECONDS * 1000,
     corsOrigins: e.CHATBRIDGE_CORS_ORIGINS,
     rateLimits: { authFailuresPerMinute: e.CHATBRIDGE_AUTH_FAILURES_PER_MINUTE, perEndpointPerSecond: e.CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT },
     trustProxy: e.CHATBRIDGE_TRUST_PROXY,

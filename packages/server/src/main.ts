@@ -8,6 +8,13 @@ import { isUnavailable } from './store/unavailable.ts';
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function main(): Promise<void> {
+  // Handlers first: a signal that arrives before the service is up (a fast restart) is kept and acted
+  // on once it is, instead of killing the process with the default action.
+  let requested: string | undefined;
+  let onSignal: (signal: string) => void = (signal) => void (requested ??= signal);
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+
   const config = loadConfig(process.env);
   // Secrets leave the environment once read: child processes and crash dumps never see them.
   delete process.env.CHATBRIDGE_ADMIN_TOKEN; // only its digest is kept
@@ -66,13 +73,20 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: draining in-flight requests and deliveries');
     // Not unref'd: the deadline holds whatever else keeps the process alive.
     setTimeout(() => {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
-    }, SHUTDOWN_GRACE_MS);
-    running.close().then(
+    }, config.drainMs + SHUTDOWN_GRACE_MS);
+    // First the drain window: still serving, but /-/ready answers 503, so load balancers take the
+    // instance out before it stops accepting connections.
+    running.readiness.draining = true;
+    if (config.drainMs > 0) logger.info({ signal, drainSeconds: config.drainMs / 1000 }, 'shutting down: not ready, still serving during the drain window');
+    const drained = new Promise<void>((resolve) => setTimeout(resolve, config.drainMs));
+    drained.then(() => {
+      logger.info({ signal }, 'shutting down: draining in-flight requests and deliveries');
+      return running.close();
+    }).then(
       () => {
         logger.info('stopped');
         process.exit(0);
@@ -83,8 +97,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  onSignal = stop;
+  if (requested) stop(requested);
 }
 
 main().catch((err: unknown) => {

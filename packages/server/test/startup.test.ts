@@ -55,7 +55,7 @@ describe('shutdown with a dead log reader', () => {
       env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', CHATBRIDGE_SQLITE_PATH: sqlite },
       stdio: ['ignore', 'pipe', 'ignore'],
     });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
     let out = '';
     await new Promise<void>((resolve) => {
       child.stdout.on('data', (c: Buffer) => {
@@ -69,4 +69,21 @@ describe('shutdown with a dead log reader', () => {
     if (code === 'still running') child.kill('SIGKILL');
     expect(code).toBe(0);
   }, 20_000);
+});
+
+describe('shutdown with a drain window', () => {
+  it('when CHATBRIDGE_DRAIN_SECONDS is set, then after SIGTERM the server keeps serving with /-/ready at 503 for that long, then exits 0', async () => {
+    const sqlite = join(mkdtempSync(join(tmpdir(), 'chatbridge-drain-')), 'store.sqlite');
+    const server = await startServerProcess({ CHATBRIDGE_DRAIN_SECONDS: '1.5', CHATBRIDGE_SQLITE_PATH: sqlite });
+    expect((await fetch(`${server.url}/-/ready`)).status).toBe(200);
+    const signalled = Date.now();
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const ready = await fetch(`${server.url}/-/ready`); // a new connection is still accepted
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: 'not_ready', checks: { server: 'draining' } });
+    expect((await fetch(`${server.url}/-/live`)).status).toBe(200);
+    expect((await server.exited).code).toBe(0);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(1500);
+  }, 30_000);
 });
