@@ -545,7 +545,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Any other answer, always a problem document without internal detail: `405` for a method the path does not have (with `Allow`), `408` when the request head took over 10 seconds, `413` for a request too large, `431` for a head over 128 KiB, and `500` for a bug. */
+        /** @description Any other answer, always a problem document without internal detail: `405` for a method the path does not have (with `Allow`), `408` when the request head took over 10 seconds, `413` for a request too large, `415` for a body that is not JSON or an unsupported `Content-Encoding`, `431` for a head over 128 KiB, and `500` for a bug (a path that no operation has is `404`). */
         UnexpectedError: {
             headers: {
                 [name: string]: unknown;
@@ -563,6 +563,14 @@ export interface components {
                  *     acknowledge exactly the message the bot relayed.
                  */
                 "Chatbridge-Message-Number"?: number;
+                /** @description The endpoint's sustained requests per second (when the per-endpoint limit is on). */
+                "RateLimit-Limit"?: number;
+                /** @description Requests left in the current second's budget; the burst allowance is not counted, so `0` does not mean the next request is refused (only a `429` says that). */
+                "RateLimit-Remaining"?: number;
+                /** @description Seconds until the current window resets. */
+                "RateLimit-Reset"?: number;
+                /** @description The request's id, as it appears in the server's log line for it (every answer carries one). Taken from the request's own `X-Request-Id` when that is 1-128 characters of `A-Za-z0-9._:-` and cannot hold a token; otherwise generated. */
+                "X-Request-Id"?: string;
                 [name: string]: unknown;
             };
             content: {

@@ -104,7 +104,9 @@ function toProblem(err: unknown, req: Request): Answer {
   }
   if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
   if (status === 405) {
-    const allow = typeof e.headers?.Allow === 'string' ? e.headers.Allow.toUpperCase() : undefined;
+    const declared = typeof e.headers?.Allow === 'string' ? e.headers.Allow.toUpperCase() : undefined;
+    // Every GET is also answered as HEAD (app.ts), so a path that has GET allows HEAD too.
+    const allow = declared && /\bGET\b/.test(declared) && !/\bHEAD\b/.test(declared) ? `${declared}, HEAD` : declared;
     return { status: 405, detail: `This method is not allowed at this path${allow ? `; it allows ${allow}` : ''}.`, ...(allow && { allow }) };
   }
   if (status === 413) return { status: 413, detail: 'The request is too large.' };
