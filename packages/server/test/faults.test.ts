@@ -102,7 +102,9 @@ describe("SQLite: another process's write lock", () => {
     const under = await sqliteStore();
     const token = await provision(under.config, 'locked');
     const server = await startServerProcess(under.env);
-    const other = new DatabaseSync(under.config.kind === 'sqlite' ? under.config.sqlitePath : '');
+    // A busy timeout of its own: the server just started may hold the lock for a moment (its first
+    // relay pass, the event sweep), and this test's lock must wait for that, not fail.
+    const other = new DatabaseSync(under.config.kind === 'sqlite' ? under.config.sqlitePath : '', { timeout: 5000 });
     other.exec('BEGIN IMMEDIATE');
     const release = setTimeout(() => other.exec('ROLLBACK'), 1500);
     try {
