@@ -20,7 +20,7 @@ export interface ServiceOptions {
   validateResponses: boolean;
   messageTtlMs: number;
   clock?: () => number;
-  relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number };
+  relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number; stopGraceMs?: number };
   /** Browser origins allowed to call the record operations (CORS); default none. */
   corsOrigins?: string[];
   /** Abuse limits; default off (the server's configuration turns them on). */
@@ -70,6 +70,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     },
     ...(options.relay?.leaseMs !== undefined && { leaseMs: options.relay.leaseMs }),
     ...(options.relay?.pollMs !== undefined && { pollMs: options.relay.pollMs }),
+    ...(options.relay?.stopGraceMs !== undefined && { stopGraceMs: options.relay.stopGraceMs }),
   });
   const events = await startEvents({ store, logger: logger.child({ component: 'events' }), ...(options.events && { settings: options.events }) });
   const rateLimits = await createRateLimits(

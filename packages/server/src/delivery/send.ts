@@ -51,7 +51,10 @@ export interface WebhookSenderOptions {
 }
 
 export interface WebhookSender {
-  send(url: string, payload: WebhookPayload, idempotencyKey: string): Promise<SendOutcome>;
+  /** `stop` ends the attempt early (shutdown); it then counts as a retry. */
+  send(url: string, payload: WebhookPayload, idempotencyKey: string, stop?: AbortSignal): Promise<SendOutcome>;
+  /** The longest one attempt can take (connect plus answer): a claimed delivery's lease must outlast it. */
+  readonly attemptDeadlineMs: number;
   /** Waits for attempts in flight, then closes every connection. */
   close(): Promise<void>;
 }
@@ -170,13 +173,14 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   });
   let closed = false;
 
-  async function send(url: string, payload: WebhookPayload, idempotencyKey: string): Promise<SendOutcome> {
+  async function send(url: string, payload: WebhookPayload, idempotencyKey: string, stop?: AbortSignal): Promise<SendOutcome> {
     if (closed) throw new Error('the webhook sender is closed');
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) throw new TypeError('idempotencyKey must be 1-255 visible ASCII characters');
     const checked = checkUrl(url, options.allowPrivate);
     if (!checked.ok) return { kind: 'rejected', reason: checked.reason };
 
-    const signal = AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs);
+    const deadline = AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs);
+    const signal = stop ? AbortSignal.any([deadline, stop]) : deadline;
     let response: Dispatcher.ResponseData;
     try {
       response = await request(checked.url, {
@@ -205,6 +209,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
 
   return {
     send,
+    attemptDeadlineMs: connectTimeoutMs + requestTimeoutMs,
     async close() {
       if (closed) return;
       closed = true;

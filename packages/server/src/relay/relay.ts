@@ -11,14 +11,20 @@ import type { Delivery, EndpointStore } from '../store/port.ts';
 
 export interface RelayOptions {
   store: EndpointStore;
-  sender: Pick<WebhookSender, 'send'>;
+  sender: Pick<WebhookSender, 'send' | 'attemptDeadlineMs'>;
   logger: Logger;
   clock: () => number;
   messageTtlMs: number;
-  /** How long a claimed delivery is reserved; longer than the sender's whole request timeout. */
+  /**
+   * How long a claimed delivery is reserved (default: the sender's attempt deadline plus 2 s). A
+   * delivery whose instance died mid-attempt is claimed again when it runs out, so it must be short
+   * enough for that to happen before the message expires (30 s by default), and longer than an attempt.
+   */
   leaseMs?: number;
   /** Idle wait between outbox polls (a queued delivery wakes the relay sooner). */
   pollMs?: number;
+  /** On stop, how long attempts under way may still finish (default 5 s); the rest are cut short and released. */
+  stopGraceMs?: number;
   /** Deliveries claimed per pass at most. */
   batchSize?: number;
   /** Deliveries under way at once at most; a slow webhook holds one of them, not the relay. */
@@ -41,6 +47,7 @@ export interface RelayStats {
  * anew, while outbox IDs are never reused, so a new message never carries an old message's key.
  */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
+const LEASE_MARGIN_MS = 2_000;
 const MAX_RETRY_DELAY_MS = 10_000;
 
 export const idempotencyKey = (d: Delivery) => `${d.endpointId}:${d.seq}:${d.platform}:${d.id}`;
@@ -52,6 +59,8 @@ export class Relay {
   private loop: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Aborted by stop(): attempts under way end at once and their deliveries are released for a retry now. */
+  private readonly stopping = new AbortController();
   /** The last pass left due deliveries unclaimed for want of a free slot: a finished one starts a pass. */
   private saturated = false;
   /** Passes failed in a row (a store outage), and when one was last logged. */
@@ -59,7 +68,15 @@ export class Relay {
   private failureLoggedAt = 0;
 
   constructor(options: RelayOptions) {
-    this.o = { leaseMs: 30_000, pollMs: 500, batchSize: 16, maxInFlight: 64, observe: () => {}, ...options };
+    this.o = {
+      leaseMs: options.sender.attemptDeadlineMs + LEASE_MARGIN_MS,
+      pollMs: 500,
+      stopGraceMs: 5_000,
+      batchSize: 16,
+      maxInFlight: 64,
+      observe: () => {},
+      ...options,
+    };
   }
 
   start(): void {
@@ -78,6 +95,16 @@ export class Relay {
     this.running = false;
     this.wake();
     await this.loop;
+    // Attempts under way may finish for a while; one may take 20 s, longer than shutdown may, so what
+    // is still under way then is cut short and released: another instance (or this one restarted)
+    // sends it again at once, under the same Idempotency-Key.
+    let graceOver: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise<void>((resolve) => (graceOver = setTimeout(resolve, this.o.stopGraceMs))),
+    ]);
+    clearTimeout(graceOver);
+    this.stopping.abort();
     await Promise.allSettled([...this.inFlight]);
   }
 
@@ -179,9 +206,14 @@ export class Relay {
     const log = logger.child({ endpoint: d.endpointId, message: d.seq, platform: d.platform, webhook: redactWebhookUrl(d.url), attempt: d.attempts });
     let outcome: SendOutcome;
     try {
-      outcome = await sender.send(d.url, JSON.parse(d.payload), idempotencyKey(d));
+      outcome = await sender.send(d.url, JSON.parse(d.payload), idempotencyKey(d), this.stopping.signal);
     } catch (err) {
       outcome = { kind: 'retry', reason: err instanceof Error ? err.message : 'send failed' };
+    }
+    if (this.stopping.signal.aborted && outcome.kind === 'retry') {
+      await store.retryDelivery(d.id, clock()); // released: due now, no lease
+      log.info('webhook delivery cut short by shutdown; released for a retry');
+      return;
     }
     if (outcome.kind === 'delivered') {
       await store.completeDelivery(d, (row, stillQueued) => {

@@ -228,6 +228,24 @@ describe('relay: restarts', () => {
     expect(await second.server.store.countDeliveries()).toBe(0);
   });
 
+  it('when a stop finds a delivery still waiting for its webhook, then it is cut short after the grace, released, and the next start sends it again with the same key', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'chatbridge-restart-')), 'store.sqlite');
+    const first = await start({ store: new SqliteEndpointStore(file), relay: { stopGraceMs: 300 } });
+    const { id, token } = await community(first.client, first.server);
+    await first.client.updateEndpoint(id, token, { index: 0, webhook_chat_b: receiver.url('b-zero-hangs') });
+    receiver.script({ status: 200, delayMs: 60_000 }); // a webhook that does not answer
+    await first.client.updateEndpoint(id, token, { sender: 'chat_a', sender_channel: 'a-0000-chan', message_content: 'hanging', trigger: true });
+    await eventually(() => receiver.received.length === 1);
+    const stopping = Date.now();
+    await first.server.close();
+    running.splice(running.indexOf(first.server), 1);
+    expect(Date.now() - stopping).toBeLessThan(3_000); // not the attempt's 20 s
+
+    const second = await start({ store: new SqliteEndpointStore(file) });
+    await eventually(async () => (await second.client.getEndpoint(id, token)).meta.read.chat_b === true, 5_000);
+    expect(receiver.received.map((r) => r.idempotencyKey)).toEqual([receiver.received[0]!.idempotencyKey, receiver.received[0]!.idempotencyKey]);
+  });
+
   it('when a delivery was queued but not attempted before a stop, then the next start delivers it', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'chatbridge-restart-')), 'store.sqlite');
     const first = await start({ store: new SqliteEndpointStore(file), relay: { pollMs: 60_000 } });

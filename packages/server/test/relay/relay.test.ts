@@ -2,6 +2,8 @@
 // passes back off, and the recovery is logged.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/logger.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createWebhookSender } from '../../src/delivery/send.ts';
 import { Relay } from '../../src/relay/relay.ts';
 import type { EndpointStore } from '../../src/store/port.ts';
 
@@ -39,5 +41,23 @@ describe('relay during a store outage', () => {
     relay.wake();
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(lines.slice(1)).toEqual([{ level: 'info', msg: 'relay passes succeed again' }]);
+  });
+});
+
+describe('relay leases', () => {
+  it('when a delivery is claimed, then its lease outlasts one attempt and, with the default TTL, runs out before the message expires', async () => {
+    const sender = createWebhookSender({ allowPrivate: false });
+    const leases: number[] = [];
+    const store = {
+      listExpired: async () => [],
+      claimDeliveries: async (_now: number, leaseMs: number) => (leases.push(leaseMs), []),
+    } as unknown as EndpointStore;
+    const relay = new Relay({ store, sender, logger: recordingLogger().logger, clock: Date.now, messageTtlMs: 30_000 });
+    await relay.pass();
+    await sender.close();
+    // A delivery whose instance died mid-attempt is claimed again when its lease runs out: the lease
+    // used to be 30 s, as long as the default TTL, so such a delivery expired unsent.
+    expect(leases[0]).toBeGreaterThan(sender.attemptDeadlineMs);
+    expect(leases[0]! + 5_000).toBeLessThan(loadConfig({}).messageTtlMs);
   });
 });
