@@ -876,7 +876,7 @@ export interface components {
          * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
          *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
          *     20 characters (`400` otherwise; the
-         *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (space,
+         *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (controls, space,
          *     `"`, `<`, `>`, `` ` ``, `{`, `}`, `|`, `^`; a value percent-encoded only once arrives with them) are
          *     stored percent-encoded (`%20`, ...), so other platforms' bots read a working link; everything else is
          *     stored as sent.
@@ -1169,7 +1169,7 @@ export interface operations {
                  * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
                  *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
                  *     20 characters (`400` otherwise; the
-                 *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (space,
+                 *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (controls, space,
                  *     `"`, `<`, `>`, `` ` ``, `{`, `}`, `|`, `^`; a value percent-encoded only once arrives with them) are
                  *     stored percent-encoded (`%20`, ...), so other platforms' bots read a working link; everything else is
                  *     stored as sent.

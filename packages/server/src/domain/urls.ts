@@ -23,11 +23,11 @@ export function isHttpUrl(value: string): boolean {
 }
 
 /**
- * ASCII characters no URL holds as they are (space, `"`, `<`, `>`, backtick, braces, `|`, `^`): a bot
+ * ASCII characters no URL holds as they are (controls, space, `"`, `<`, `>`, backtick, braces, `|`, `^`): a bot
  * that builds its query by hand sends `%20` once, and the value arrives with a space. They are
  * percent-encoded, as a browser would; everything else is kept as sent.
  */
-const NOT_IN_URLS = /[ "<>`{}|^]/g;
+const NOT_IN_URLS = /[\x00-\x20\x7f"<>`{}|^]/g;
 
 export const encodeCharactersNotInUrls = (value: string) =>
-  value.replace(NOT_IN_URLS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  value.replace(NOT_IN_URLS, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);

@@ -5,6 +5,7 @@ import type { ErrorRequestHandler, Request } from 'express';
 import type { Issue } from '../domain/issues.ts';
 import type { Logger } from '../logger.ts';
 import { StoreUnavailableError } from '../store/unavailable.ts';
+import { decodeQueryComponent, rawQueryPairs } from './queryText.ts';
 import {
   ADMIN_UNAUTHORIZED_DETAIL,
   HttpProblem,
@@ -23,6 +24,13 @@ interface ValidatorErrorItem {
 }
 
 const LOCATIONS: Record<string, Issue['in']> = { query: 'query', params: 'path', path: 'path', body: 'body', headers: 'header' };
+
+/** Whether the raw (undecoded) value of query parameter `name` holds a `+`. */
+function rawValueHasPlus(req: Request, name: string): boolean {
+  const q = req.originalUrl.indexOf('?');
+  if (q === -1) return false;
+  return rawQueryPairs(req.originalUrl.slice(q + 1)).some((pair) => decodeQueryComponent(pair.key) === name && (pair.value ?? '').includes('+'));
+}
 
 /** RFC 3986's reserved characters, which the validator refuses raw in parameters without allowReserved. */
 const RESERVED_CHARACTER = /[:/?#[\]@!$&'()*+,;=]/;
@@ -45,7 +53,8 @@ function issueFromValidator(item: ValidatorErrorItem, req: Request): Issue {
   const reserved = /^Parameter '(.*)' must be url encoded\./s.exec(item.message ?? '');
   if (reserved) {
     const value = (req.query as Record<string, unknown>)[reserved[1]!];
-    const character = typeof value === 'string' ? RESERVED_CHARACTER.exec(value)?.[0] : undefined;
+    // A raw `+` is decoded to a space before anyone looks, so it is named from the raw query.
+    const character = typeof value === 'string' ? (RESERVED_CHARACTER.exec(value)?.[0] ?? (rawValueHasPlus(req, reserved[1]!) ? '+' : undefined)) : undefined;
     if (character) return { parameter: reserved[1]!, in: 'query', message: `must not contain '${character}'` };
   }
   const path = item.path ?? '';

@@ -131,6 +131,9 @@ describe('applyUpdate: webhooks', () => {
       'https://cdn.example.com/files/a%20b.png',
       'https://CDN.example.com/a%22b%3Cc%3E%60%7B%7C%7D%5E.png?x=%41',
     ]);
+    expect(apply({ message_attachments: 'https://cdn.example.com/a\u0000b\u0001c\u000bd\u007f.png' }).meta.message.attachments).toEqual([
+      'https://cdn.example.com/a%00b%01c%0Bd%7F.png',
+    ]);
   });
 
   it.each(['webhook_chat_c', 'webhook_chat_d'] as const)('when %s is sent, then it is rejected', (parameter) => {

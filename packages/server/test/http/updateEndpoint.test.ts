@@ -227,6 +227,9 @@ describe('updateEndpoint', () => {
     expect((await h.client.getEndpoint(id, token)).meta.message.content).toBeNull();
     const bang = await raw(`${h.server.url}/${id}?token=${token.slice(0, -1)}!`);
     expect(bang.body.errors).toEqual([{ parameter: 'token', in: 'query', message: "must not contain '!'" }]);
+    // A raw `+` (a space once decoded) is named too.
+    const plus = await raw(`${h.server.url}/update/${id}?token=${token}&sender=chat_a+`, { method: 'POST' });
+    expect(plus.body.errors).toEqual([{ parameter: 'sender', in: 'query', message: "must not contain '+'" }]);
   });
 
   it('when a key or value is not valid percent-encoded UTF-8, then 400 naming each, and nothing is applied', async () => {
