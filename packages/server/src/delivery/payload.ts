@@ -157,7 +157,16 @@ export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
     const over = joined(quote, text, links).length - PAYLOAD_LIMITS.content;
     const quoted = Math.min(replied.length, PAYLOAD_LIMITS.replyQuote);
     if (over > 0 && quoted > PAYLOAD_LIMITS.replyQuoteMin) {
-      quote = replyQuote(message.reply.author, replied, Math.max(PAYLOAD_LIMITS.replyQuoteMin, quoted - over));
+      // The longest quote that fits. Not `quoted - over`: every line break cut from the replied-to text
+      // also takes its "> " prefix, so the rendered quote shrinks faster than its source.
+      const fits = (limit: number) => joined(replyQuote(message.reply.author, replied, limit), text, links).length <= PAYLOAD_LIMITS.content;
+      let [lo, hi] = [PAYLOAD_LIMITS.replyQuoteMin, quoted - 1];
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (fits(mid)) lo = mid;
+        else hi = mid - 1;
+      }
+      quote = replyQuote(message.reply.author, replied, lo);
     }
   }
 

@@ -231,6 +231,14 @@ describe('buildWebhookPayload: limits', () => {
     expect(crowded.endsWith('u…')).toBe(true);
   });
 
+  it('when the quote that gives way has many lines, then it keeps as much as fits (each cut line also takes its "> ")', () => {
+    const reply = { author: 'Bobby', message: Array.from({ length: 400 }, () => 'ab').join('\n') };
+    const content = buildWebhookPayload(recordWith({ isReply: true, reply, content: 'x'.repeat(1500), attachments: ['https://cdn.example.com/a.png'] })).content!;
+    expect(content.length).toBeLessThanOrEqual(2000);
+    expect(content.length).toBeGreaterThan(1990); // it was cut to 1750, dropping 250 units of quote that fit
+    expect(content.endsWith(`${'x'.repeat(1500)}\nhttps://cdn.example.com/a.png`)).toBe(true);
+  });
+
   it('when the links alone leave no room for the text, then the whole content is cut at its end', () => {
     const long = `https://cdn.example.com/${'p'.repeat(1500)}`;
     const out = buildWebhookPayload(recordWith({ content: 'hello', attachments: [long, long] })).content!;
