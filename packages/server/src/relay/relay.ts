@@ -59,7 +59,7 @@ export class Relay {
   private loop: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Aborted by stop(): attempts under way end at once and their deliveries are released for a retry now. */
+  /** Aborted by stop() after its grace: attempts still under way end then, released for a retry at once. */
   private readonly stopping = new AbortController();
   /** The last pass left due deliveries unclaimed for want of a free slot: a finished one starts a pass. */
   private saturated = false;
