@@ -160,7 +160,8 @@ export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
       // The longest quote that fits. Not `quoted - over`: every line break cut from the replied-to text
       // also takes its "> " prefix, so the rendered quote shrinks faster than its source.
       const fits = (limit: number) => joined(replyQuote(message.reply.author, replied, limit), text, links).length <= PAYLOAD_LIMITS.content;
-      let [lo, hi] = [PAYLOAD_LIMITS.replyQuoteMin, quoted - 1];
+      let lo: number = PAYLOAD_LIMITS.replyQuoteMin;
+      let hi = quoted - 1;
       while (lo < hi) {
         const mid = Math.ceil((lo + hi) / 2);
         if (fits(mid)) lo = mid;
