@@ -76,46 +76,56 @@ async function startCuttableProxy(target: URL) {
   };
 }
 
-describe.runIf(!!DATABASE_URL)('store outage (PostgreSQL unreachable)', () => {
-  let db: ScratchDatabase;
-  let proxy: Awaited<ReturnType<typeof startCuttableProxy>>;
-  let server: TestServer;
-  let token: string;
+/**
+ * A scratch database behind the proxy and a server on it, set up for the enclosing describe; with
+ * `sharedRateLimits`, the rate-limit counters live in that database too (through the proxy).
+ */
+function useServerBehindProxy(endpointId: string, { sharedRateLimits = false } = {}) {
+  const env = {} as { db: ScratchDatabase; proxy: Awaited<ReturnType<typeof startCuttableProxy>>; server: TestServer; token: string };
   beforeAll(async () => {
-    db = await createScratchDatabase(DATABASE_URL!);
-    proxy = await startCuttableProxy(new URL(db.url));
-    server = await startTestServer({ store: await openStore({ kind: 'postgres', databaseUrl: proxy.url(db.url), poolSize: 4 }) });
-    token = await server.provision('outage-1');
+    env.db = await createScratchDatabase(DATABASE_URL!);
+    env.proxy = await startCuttableProxy(new URL(env.db.url));
+    const databaseUrl = env.proxy.url(env.db.url);
+    env.server = await startTestServer({
+      store: await openStore({ kind: 'postgres', databaseUrl, poolSize: 4 }),
+      ...(sharedRateLimits && { rateLimits: { authFailuresPerMinute: 10, perEndpointPerSecond: 50, backend: { kind: 'postgres' as const, databaseUrl } } }),
+    });
+    env.token = await env.server.provision(endpointId);
   });
   afterAll(async () => {
-    await proxy?.restore().catch(() => undefined);
-    await server?.close().catch(() => undefined);
-    await proxy?.close();
-    await db?.drop();
+    await env.proxy?.restore().catch(() => undefined);
+    await env.server?.close().catch(() => undefined);
+    await env.proxy?.close();
+    await env.db?.drop();
   });
+  return env;
+}
+
+describe.runIf(!!DATABASE_URL)('store outage (PostgreSQL unreachable)', () => {
+  const env = useServerBehindProxy('outage-1');
 
   it('when the database becomes unreachable, then requests get 503 quickly, readiness fails, and service resumes by itself', async () => {
-    expect((await fetch(`${server.url}/outage-1?token=${token}`)).status).toBe(200);
-    await proxy.cut();
+    expect((await fetch(`${env.server.url}/outage-1?token=${env.token}`)).status).toBe(200);
+    await env.proxy.cut();
 
     const started = Date.now();
-    const during = await fetch(`${server.url}/outage-1?token=${token}`);
+    const during = await fetch(`${env.server.url}/outage-1?token=${env.token}`);
     expect(during.status).toBe(503);
     expect(Date.now() - started).toBeLessThan(4000);
     expect(during.headers.get('content-type')).toContain('application/problem+json');
     expect(during.headers.get('retry-after')).toBe('1');
     expect(((await during.json()) as { type: string }).type).toBe('https://chatbridge.dev/problems#unavailable');
-    const update = await fetch(`${server.url}/update/outage-1?token=${token}&channel_chat_c=during-outage`, { method: 'POST' });
+    const update = await fetch(`${env.server.url}/update/outage-1?token=${env.token}&channel_chat_c=during-outage`, { method: 'POST' });
     expect(update.status).toBe(503);
 
-    const ready = await fetch(`${server.url}/-/ready`);
+    const ready = await fetch(`${env.server.url}/-/ready`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ status: 'not_ready', checks: { store: 'unavailable' } });
-    expect((await fetch(`${server.url}/-/live`)).status).toBe(200);
+    expect((await fetch(`${env.server.url}/-/live`)).status).toBe(200);
 
-    await proxy.restore();
-    await eventually(async () => (await fetch(`${server.url}/-/ready`)).status === 200, 10_000);
-    const after = await fetch(`${server.url}/outage-1?token=${token}`);
+    await env.proxy.restore();
+    await eventually(async () => (await fetch(`${env.server.url}/-/ready`)).status === 200, 10_000);
+    const after = await fetch(`${env.server.url}/outage-1?token=${env.token}`);
     expect(after.status).toBe(200);
     // The update answered 503 was not applied.
     expect(((await after.json()) as { config: { channels: { chat_c: string[] } } }).config.channels.chat_c).toEqual([]);
@@ -123,49 +133,31 @@ describe.runIf(!!DATABASE_URL)('store outage (PostgreSQL unreachable)', () => {
 });
 
 describe.runIf(!!DATABASE_URL)('store outage (PostgreSQL stops answering, rate limits shared on it)', () => {
-  let db: ScratchDatabase;
-  let proxy: Awaited<ReturnType<typeof startCuttableProxy>>;
-  let server: TestServer;
-  let token: string;
-  beforeAll(async () => {
-    db = await createScratchDatabase(DATABASE_URL!);
-    proxy = await startCuttableProxy(new URL(db.url));
-    server = await startTestServer({
-      store: await openStore({ kind: 'postgres', databaseUrl: proxy.url(db.url), poolSize: 4 }),
-      rateLimits: { authFailuresPerMinute: 10, perEndpointPerSecond: 50, backend: { kind: 'postgres', databaseUrl: proxy.url(db.url) } },
-    });
-    token = await server.provision('stall-1');
-  });
-  afterAll(async () => {
-    await proxy?.restore().catch(() => undefined);
-    await server?.close().catch(() => undefined);
-    await proxy?.close();
-    await db?.drop();
-  });
+  const env = useServerBehindProxy('stall-1', { sharedRateLimits: true });
 
   it('when the database stops answering, then requests get 503 within the timeouts, metrics still scrape, and service resumes', async () => {
-    expect((await fetch(`${server.url}/stall-1?token=${token}`)).status).toBe(200); // the pools hold connections now
-    proxy.stall();
+    expect((await fetch(`${env.server.url}/stall-1?token=${env.token}`)).status).toBe(200); // the pools hold connections now
+    env.proxy.stall();
 
     // The counters give up after 1 s (the in-memory insurance counts), the store after its query
     // timeout (7 s) on a stalled connection, or its 2 s connect on a new one. Before, this never ended.
     const started = Date.now();
     const [read, update] = await Promise.all([
-      fetch(`${server.url}/stall-1?token=${token}`, { signal: AbortSignal.timeout(20_000) }),
-      fetch(`${server.url}/update/stall-1?token=${token}&channel_chat_c=during-stall`, { method: 'POST', signal: AbortSignal.timeout(20_000) }),
+      fetch(`${env.server.url}/stall-1?token=${env.token}`, { signal: AbortSignal.timeout(20_000) }),
+      fetch(`${env.server.url}/update/stall-1?token=${env.token}&channel_chat_c=during-stall`, { method: 'POST', signal: AbortSignal.timeout(20_000) }),
     ]);
     expect([read.status, update.status]).toEqual([503, 503]);
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(((await read.json()) as { type: string }).type).toBe('https://chatbridge.dev/problems#unavailable');
     // A connect that gets no answer (the pool opens new connections now) is an outage too, not a bug.
-    const again = await fetch(`${server.url}/stall-1?token=${token}`, { signal: AbortSignal.timeout(20_000) });
+    const again = await fetch(`${env.server.url}/stall-1?token=${env.token}`, { signal: AbortSignal.timeout(20_000) });
     expect(again.status).toBe(503);
 
-    const metrics = await fetch(`${server.url}/-/metrics`, { signal: AbortSignal.timeout(20_000) });
+    const metrics = await fetch(`${env.server.url}/-/metrics`, { signal: AbortSignal.timeout(20_000) });
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(/^chatbridge_pending_messages nan$/im);
 
-    await proxy.restore();
-    await eventually(async () => (await fetch(`${server.url}/stall-1?token=${token}`)).status === 200, 15_000);
+    await env.proxy.restore();
+    await eventually(async () => (await fetch(`${env.server.url}/stall-1?token=${env.token}`)).status === 200, 15_000);
   }, 90_000);
 });
