@@ -73,7 +73,8 @@ describe('newcomer path', () => {
       server!.stdout!.on('data', (chunk: Buffer) => {
         log += chunk.toString();
         const m = /"url":"(http:\/\/[^"]+)"/.exec(log);
-        if (m && log.includes('No endpoints yet')) {
+        // Log lines are written one by one and may arrive in separate chunks: wait for the last start-up line.
+        if (m && log.includes('No endpoints yet') && log.includes('Admin API disabled')) {
           clearTimeout(timer);
           resolve(m[1]!);
         }
