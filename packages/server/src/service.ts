@@ -20,7 +20,7 @@ export interface ServiceOptions {
   validateResponses: boolean;
   messageTtlMs: number;
   clock?: () => number;
-  relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number; stopGraceMs?: number };
+  relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number; stopGraceMs?: number; maxInFlight?: number };
   /** Browser origins allowed to call the record operations (CORS); default none. */
   corsOrigins?: string[];
   /** Abuse limits; default off (the server's configuration turns them on). */
@@ -30,11 +30,12 @@ export interface ServiceOptions {
   events?: Partial<EventStreamSettings>;
 }
 
-const DELIVERY_OUTCOMES: Partial<Record<keyof RelayStats, DeliveryOutcome>> = {
+const DELIVERY_OUTCOMES: Record<Exclude<keyof RelayStats, 'expired'>, DeliveryOutcome> = {
   delivered: 'delivered',
   retried: 'retried',
   rejected: 'rejected',
   gaveUp: 'gave_up',
+  superseded: 'superseded',
 };
 
 export interface RunningService {
@@ -64,13 +65,13 @@ export async function startService(options: ServiceOptions, port: number, host: 
     clock,
     messageTtlMs: options.messageTtlMs,
     observe: (event) => {
-      const outcome = DELIVERY_OUTCOMES[event];
-      if (outcome) metrics.deliveries.inc({ outcome });
-      else metrics.expiredMessages.inc();
+      if (event === 'expired') metrics.expiredMessages.inc();
+      else metrics.deliveries.inc({ outcome: DELIVERY_OUTCOMES[event] });
     },
     ...(options.relay?.leaseMs !== undefined && { leaseMs: options.relay.leaseMs }),
     ...(options.relay?.pollMs !== undefined && { pollMs: options.relay.pollMs }),
     ...(options.relay?.stopGraceMs !== undefined && { stopGraceMs: options.relay.stopGraceMs }),
+    ...(options.relay?.maxInFlight !== undefined && { maxInFlight: options.relay.maxInFlight }),
   });
   const events = await startEvents({ store, logger: logger.child({ component: 'events' }), ...(options.events && { settings: options.events }) });
   const rateLimits = await createRateLimits(

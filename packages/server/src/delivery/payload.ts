@@ -187,3 +187,9 @@ export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
 export function isEmptyPayload(payload: WebhookPayload): boolean {
   return payload.content === undefined && (payload.embeds === undefined || payload.embeds.length === 0);
 }
+
+/** The serialised webhook body for the record's message; undefined when there is nothing to show. */
+export function webhookBody(record: EndpointRecord): string | undefined {
+  const payload = buildWebhookPayload(record);
+  return isEmptyPayload(payload) ? undefined : JSON.stringify(payload);
+}

@@ -1,4 +1,4 @@
-import { buildWebhookPayload, isEmptyPayload } from '../delivery/payload.ts';
+import { webhookBody } from '../delivery/payload.ts';
 import type { Issue } from '../domain/issues.ts';
 import { afterUpdate, planDeliveries } from '../domain/lifecycle.ts';
 import type { EndpointRecord } from '../domain/record.ts';
@@ -16,12 +16,6 @@ type Result =
   | { kind: 'ok'; record: EndpointRecord; json: string; queued: number; state: MessageState }
   | { kind: 'unauthorized' }
   | { kind: 'invalid'; issues: Issue[] };
-
-/** The webhook body for a record's message; undefined when there is nothing to show. */
-function payloadFor(record: EndpointRecord): string | undefined {
-  const payload = buildWebhookPayload(record);
-  return isEmptyPayload(payload) ? undefined : JSON.stringify(payload);
-}
 
 export const updateEndpoint =
   ({ store, allowHttpWebhooks, clock, messageTtlMs, onDeliveriesQueued, validateResponses }: AppDeps): Handler =>
@@ -48,7 +42,7 @@ export const updateEndpoint =
       if (json === current.recordJson && row.state.pendingSince === null && current.state.pendingSince === null) {
         return { result: { kind: 'ok', record: row.record, json, queued: 0, state: current.state } };
       }
-      const deliveries = params.trigger === true ? planDeliveries(row, now + messageTtlMs, payloadFor) : [];
+      const deliveries = params.trigger === true ? planDeliveries(row, now + messageTtlMs, webhookBody) : [];
       return {
         write: { ...row, recordJson: json, deliveries },
         result: { kind: 'ok', record: row.record, json, queued: deliveries.length, state: row.state },

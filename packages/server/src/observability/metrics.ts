@@ -2,7 +2,7 @@
 // and several apps in one process never share counters.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export type DeliveryOutcome = 'delivered' | 'retried' | 'rejected' | 'gave_up';
+export type DeliveryOutcome = 'delivered' | 'retried' | 'rejected' | 'gave_up' | 'superseded';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -93,7 +93,7 @@ export function createMetrics(gauges?: StoreGauges): Metrics {
     }),
     deliveries: new Counter({
       name: 'chatbridge_webhook_deliveries_total',
-      help: 'Webhook delivery attempts by outcome.',
+      help: 'Webhook deliveries by outcome: an attempt delivered, retried, rejected or given up; superseded: dropped unsent.',
       labelNames: ['outcome'],
       registers: [registry],
     }),

@@ -2,10 +2,14 @@
 // hands each outbox entry to one worker at a time (a lease), so instances share the work without
 // delivering twice. A delivery is acknowledged (entry removed, platform marked read) in one
 // transaction after the webhook answered 2xx; an unacknowledged one is retried after its lease.
+// Each webhook platform has a lane of its own: a platform whose webhooks all hang fills its own
+// slots, never the other's.
 import { nextAttemptDelay } from '../delivery/backoff.ts';
+import { webhookBody } from '../delivery/payload.ts';
 import { redactWebhookUrl } from '../delivery/send.ts';
 import type { SendOutcome, WebhookSender } from '../delivery/send.ts';
-import { isExpired, markRead, resetToIdle } from '../domain/lifecycle.ts';
+import { isExpired, markRead, planDeliveries, resetToIdle } from '../domain/lifecycle.ts';
+import { type Platform, WEBHOOK_PLATFORMS } from '../domain/record.ts';
 import type { Logger } from '../logger.ts';
 import type { Delivery, EndpointStore } from '../store/port.ts';
 
@@ -25,9 +29,9 @@ export interface RelayOptions {
   pollMs?: number;
   /** On stop, how long attempts under way may still finish (default 5 s); the rest are cut short and released. */
   stopGraceMs?: number;
-  /** Deliveries claimed per pass at most. */
+  /** Deliveries claimed per pass and platform at most. */
   batchSize?: number;
-  /** Deliveries under way at once at most; a slow webhook holds one of them, not the relay. */
+  /** Deliveries under way at once per webhook platform at most; a slow webhook holds one of them, not the relay. */
   maxInFlight?: number;
   /** Told of every outcome, e.g. to count it in metrics. */
   observe?: (event: keyof RelayStats) => void;
@@ -39,6 +43,8 @@ export interface RelayStats {
   rejected: number;
   gaveUp: number;
   expired: number;
+  /** Dropped unsent: since it was queued, its platform read the message, or its webhook or `selfuse` went. */
+  superseded: number;
 }
 
 /**
@@ -53,15 +59,16 @@ const MAX_RETRY_DELAY_MS = 10_000;
 export const idempotencyKey = (d: Delivery) => `${d.endpointId}:${d.seq}:${d.platform}:${d.id}`;
 
 export class Relay {
-  readonly stats: RelayStats = { delivered: 0, retried: 0, rejected: 0, gaveUp: 0, expired: 0 };
+  readonly stats: RelayStats = { delivered: 0, retried: 0, rejected: 0, gaveUp: 0, expired: 0, superseded: 0 };
   private readonly o: Required<RelayOptions>;
   private running = false;
   private loop: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Deliveries under way, per webhook platform. */
+  private readonly lanes = new Map<Platform, Set<Promise<void>>>(WEBHOOK_PLATFORMS.map((p) => [p, new Set()]));
   /** Aborted by stop() after its grace: attempts still under way end then, released for a retry at once. */
   private readonly stopping = new AbortController();
-  /** The last pass left due deliveries unclaimed for want of a free slot: a finished one starts a pass. */
+  /** The last pass left a lane without room for a full batch: a finished delivery starts a pass. */
   private saturated = false;
   /** Passes failed in a row (a store outage), and when one was last logged. */
   private failedPasses = 0;
@@ -100,12 +107,16 @@ export class Relay {
     // sends it again at once, under the same Idempotency-Key.
     let graceOver: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([...this.inFlight]),
+      Promise.allSettled(this.underWay()),
       new Promise<void>((resolve) => (graceOver = setTimeout(resolve, this.o.stopGraceMs))),
     ]);
     clearTimeout(graceOver);
     this.stopping.abort();
-    await Promise.allSettled([...this.inFlight]);
+    await Promise.allSettled(this.underWay());
+  }
+
+  private underWay(): Promise<void>[] {
+    return [...this.lanes.values()].flatMap((lane) => [...lane]);
   }
 
   private async run(): Promise<void> {
@@ -154,20 +165,27 @@ export class Relay {
   }
 
   /**
-   * One pass: expire stale messages, then claim what is due, as far as free slots allow, and start
-   * delivering it. Deliveries are not awaited: a webhook that answers slowly (up to the sender's
-   * timeout) must delay neither other endpoints' deliveries nor the expiry of their messages.
-   * Returns true when it claimed a full batch, so the caller runs the next pass at once.
+   * One pass: expire stale messages, then, for each webhook platform, claim what is due to it, as far
+   * as its lane's free slots allow, and start delivering it. Deliveries are not awaited: a webhook
+   * that answers slowly (up to the sender's timeout) must delay neither other endpoints' deliveries
+   * nor the expiry of their messages. Returns true when a lane claimed a full batch, so the caller
+   * runs the next pass at once.
    */
   async pass(): Promise<boolean> {
     await this.expireStale();
-    const free = this.o.maxInFlight - this.inFlight.size;
-    this.saturated = free < this.o.batchSize;
-    if (free <= 0) return false;
-    const limit = Math.min(this.o.batchSize, free);
-    const claimed = await this.o.store.claimDeliveries(this.o.clock(), this.o.leaseMs, limit);
-    for (const d of claimed) this.track(this.deliver(d));
-    return claimed.length === limit && !this.saturated;
+    let more = false;
+    let saturated = false;
+    for (const [platform, lane] of this.lanes) {
+      const free = this.o.maxInFlight - lane.size;
+      if (free < this.o.batchSize) saturated = true;
+      if (free <= 0) continue;
+      const limit = Math.min(this.o.batchSize, free);
+      const claimed = await this.o.store.claimDeliveries(this.o.clock(), this.o.leaseMs, limit, platform);
+      for (const d of claimed) this.track(lane, this.deliver(d));
+      if (claimed.length === limit && free >= this.o.batchSize) more = true;
+    }
+    this.saturated = saturated;
+    return more;
   }
 
   private count(event: keyof RelayStats): void {
@@ -175,14 +193,25 @@ export class Relay {
     this.o.observe(event);
   }
 
-  private track(delivery: Promise<void>): void {
+  private track(lane: Set<Promise<void>>, delivery: Promise<void>): void {
     const settled = delivery
       .catch((err: unknown) => this.o.logger.error({ err }, 'webhook delivery failed; retried after its lease'))
       .finally(() => {
-        this.inFlight.delete(settled);
+        lane.delete(settled);
         if (this.saturated && this.running) this.wake();
       });
-    this.inFlight.add(settled);
+    lane.add(settled);
+  }
+
+  /**
+   * What to send for a claimed delivery, from the endpoint as it is now: a retry goes to the webhook
+   * set since it was queued, with the message as it is now. Undefined when it no longer applies: the
+   * message is over or replaced, its platform has read it, or the webhook or `selfuse` was removed.
+   */
+  private async currentTarget(d: Delivery): Promise<{ url: string; payload: string } | undefined> {
+    const current = await this.o.store.get(d.endpointId);
+    if (!current || current.state.seq !== d.seq) return undefined;
+    return planDeliveries(current, d.expiresAt, webhookBody).find((p) => p.platform === d.platform);
   }
 
   private async expireStale(): Promise<void> {
@@ -203,10 +232,17 @@ export class Relay {
 
   private async deliver(d: Delivery): Promise<void> {
     const { store, sender, logger, clock } = this.o;
-    const log = logger.child({ endpoint: d.endpointId, message: d.seq, platform: d.platform, webhook: redactWebhookUrl(d.url), attempt: d.attempts });
+    const target = await this.currentTarget(d);
+    if (!target) {
+      await store.dropDelivery(d.id);
+      this.count('superseded');
+      logger.info({ endpoint: d.endpointId, message: d.seq, platform: d.platform }, 'webhook delivery no longer applies; dropped unsent');
+      return;
+    }
+    const log = logger.child({ endpoint: d.endpointId, message: d.seq, platform: d.platform, webhook: redactWebhookUrl(target.url), attempt: d.attempts });
     let outcome: SendOutcome;
     try {
-      outcome = await sender.send(d.url, JSON.parse(d.payload), idempotencyKey(d), this.stopping.signal);
+      outcome = await sender.send(target.url, JSON.parse(target.payload), idempotencyKey(d), this.stopping.signal);
     } catch (err) {
       outcome = { kind: 'retry', reason: err instanceof Error ? err.message : 'send failed' };
     }

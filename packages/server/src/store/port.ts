@@ -118,10 +118,10 @@ export interface EndpointStore {
 
   /**
    * Leases up to `limit` due, unexpired, unleased outbox entries until `now + leaseMs` and counts
-   * the attempt. Concurrent callers (other processes included) never receive the same entry while
-   * its lease runs.
+   * the attempt; only those to `platform` when it is given. Concurrent callers (other processes
+   * included) never receive the same entry while its lease runs.
    */
-  claimDeliveries(now: number, leaseMs: number, limit: number): Promise<Delivery[]>;
+  claimDeliveries(now: number, leaseMs: number, limit: number, platform?: Platform): Promise<Delivery[]>;
   /**
    * The delivery succeeded: removes its entry and, in the same transaction, applies `decide` to its
    * endpoint (marks the platform read). If the entry is gone (superseded), `decide` sees that.

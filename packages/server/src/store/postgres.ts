@@ -28,7 +28,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { TurnBatches } from './postgresTurnBatches.ts';
 import { type EndpointRow, type OutboxRow, toDelivery, toStored } from './rows.ts';
-import type { EndpointRecord } from '../domain/record.ts';
+import type { EndpointRecord, Platform } from '../domain/record.ts';
 import type { ChangeFeed } from '../events/hub.ts';
 import { CHANGES_CHANNEL, PostgresChangeFeed } from '../events/pgFeed.ts';
 import {
@@ -200,6 +200,7 @@ const SQL = {
   claim: `UPDATE outbox SET lease_until = $1, attempts = attempts + 1
           WHERE id IN (SELECT id FROM outbox
                        WHERE next_attempt_at <= $2 AND lease_until <= $2 AND expires_at > $2
+                         AND ($4::text IS NULL OR platform = $4)
                        ORDER BY next_attempt_at, id LIMIT $3
                        FOR UPDATE SKIP LOCKED)
           RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
@@ -394,8 +395,8 @@ export class PostgresEndpointStore implements EndpointStore {
     return (await this.pool.query<{ id: string }>(statement('list', [after ?? '', limit]))).rows.map((r) => r.id);
   }
 
-  async claimDeliveries(now: number, leaseMs: number, limit: number): Promise<Delivery[]> {
-    const { rows } = await this.pool.query<OutboxRow>(statement('claim', [now + leaseMs, now, limit]));
+  async claimDeliveries(now: number, leaseMs: number, limit: number, platform?: Platform): Promise<Delivery[]> {
+    const { rows } = await this.pool.query<OutboxRow>(statement('claim', [now + leaseMs, now, limit, platform ?? null]));
     return rows.map(toDelivery).sort((a, b) => a.id - b.id);
   }
 

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { RowCache } from './rowCache.ts';
 import { type EndpointRow, type OutboxRow, StoredRow, toDelivery, toStored } from './rows.ts';
-import type { EndpointRecord } from '../domain/record.ts';
+import type { EndpointRecord, Platform } from '../domain/record.ts';
 import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
 import {
   DEFAULT_EVENT_WINDOW,
@@ -237,6 +237,7 @@ export class SqliteEndpointStore implements EndpointStore {
       claim: q(
         `UPDATE outbox SET lease_until = ?, attempts = attempts + 1
          WHERE id IN (SELECT id FROM outbox WHERE next_attempt_at <= ? AND lease_until <= ? AND expires_at > ?
+                                              AND (? IS NULL OR platform = ?)
                       ORDER BY next_attempt_at, id LIMIT ?)
          RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
       ),
@@ -511,8 +512,9 @@ export class SqliteEndpointStore implements EndpointStore {
     return (this.stmts.list.all(after ?? '', limit) as { id: string }[]).map((r) => r.id);
   }
 
-  async claimDeliveries(now: number, leaseMs: number, limit: number): Promise<Delivery[]> {
-    return this.transaction(() => (this.stmts.claim.all(now + leaseMs, now, now, now, limit) as unknown as OutboxRow[]).map(toDelivery));
+  async claimDeliveries(now: number, leaseMs: number, limit: number, platform?: Platform): Promise<Delivery[]> {
+    const to = platform ?? null;
+    return this.transaction(() => (this.stmts.claim.all(now + leaseMs, now, now, now, to, to, limit) as unknown as OutboxRow[]).map(toDelivery));
   }
 
   async completeDelivery<T>(

@@ -176,6 +176,64 @@ describe('relay: slow webhooks', () => {
   });
 });
 
+describe('relay: lanes per platform', () => {
+  it("when chat_a's delivery slots are all held by a hanging webhook, then chat_b's deliveries still go out at once", async () => {
+    const { server, client } = await start({ relay: { maxInFlight: 1, stopGraceMs: 100 } });
+    const hanging = await community(client, server);
+    const other = await community(client, server);
+    receiver.script({ status: 204, delayMs: 6000 });
+    // From chat_b: only chat_a is delivered to, and its webhook holds the request.
+    await post(client, hanging.id, hanging.token, 'chat_b', 0);
+    await eventually(() => receiver.received.length === 1);
+    // From chat_a: only chat_b is delivered to.
+    const posted = Date.now();
+    await post(client, other.id, other.token, 'chat_a', 0);
+    await eventually(async () => (await client.getEndpoint(other.id, other.token)).meta.read.chat_b, 8000);
+    expect(Date.now() - posted).toBeLessThan(3000); // not after the hanging webhook's 6 s
+    expect(receiver.received.map((r) => r.path.split('/')[2])).toEqual(['a0', 'b0']);
+  });
+});
+
+describe('relay: a retry reads the endpoint as it is then', () => {
+  it('when the webhook is changed while a delivery waits for its retry, then the retry goes to the new webhook', async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    receiver.script({ status: 503, headers: { 'retry-after': '1' } });
+    await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'moved', trigger: true });
+    await eventually(() => receiver.received.length === 1);
+    await client.updateEndpoint(id, token, { index: 0, webhook_chat_a: receiver.url('a0-new') });
+    await eventually(async () => (await client.getEndpoint(id, token)).meta.read.chat_a, 8000);
+    expect(receiver.received.map((r) => r.path.split('/')[2])).toEqual(['a0', 'a0-new']);
+    expect(receiver.received[1]!.body).toMatchObject({ content: 'moved' });
+    expect(receiver.received[1]!.idempotencyKey).toBe(receiver.received[0]!.idempotencyKey);
+  });
+
+  it('when selfuse is turned off while a delivery waits for its retry, then it is dropped unsent', async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    receiver.script({ status: 503, headers: { 'retry-after': '1' } });
+    await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'withdrawn', trigger: true });
+    await eventually(() => receiver.received.length === 1);
+    await client.updateEndpoint(id, token, { selfuse: false });
+    await eventually(() => server.relay.stats.superseded === 1, 8000);
+    expect(await server.store.countDeliveries()).toBe(0);
+    expect(receiver.received).toHaveLength(1);
+    expect((await client.getEndpoint(id, token)).meta.read.chat_a).toBe(false); // not delivered, so not read
+  });
+
+  it("when the platform's bot reads the message while its delivery waits for a retry, then the delivery is dropped unsent", async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    receiver.script({ status: 503, headers: { 'retry-after': '1' } });
+    const pending = await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'read by hand', trigger: true });
+    expect(pending.meta.trigger).toBe(true);
+    await eventually(() => receiver.received.length === 1);
+    await client.markRead(id, token, 'chat_a');
+    await eventually(() => server.relay.stats.superseded === 1, 8000);
+    expect(receiver.received).toHaveLength(1);
+  });
+});
+
 describe('relay: lifecycle', () => {
   it('when a pending message is not fully read within the TTL, then it is reset and counted', async () => {
     const { server, client } = await start({ messageTtlMs: 400 });

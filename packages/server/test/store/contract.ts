@@ -205,6 +205,13 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect(again.map((d) => d.attempts)).toEqual([2, 2]);
       });
 
+      it('when a platform is named, then only entries to that platform are claimed', async () => {
+        await pend('ep-o', 1);
+        expect((await store.claimDeliveries(2000, 60_000, 10, 'chat_b')).map((d) => d.platform)).toEqual(['chat_b']);
+        expect(await store.claimDeliveries(2000, 60_000, 10, 'chat_b')).toEqual([]);
+        expect((await store.claimDeliveries(2000, 60_000, 10, 'chat_a')).map((d) => d.platform)).toEqual(['chat_a']);
+      });
+
       it('when claimed concurrently, then no entry goes to two claimers', async () => {
         for (let i = 0; i < 20; i++) {
           await store.create(`ep-c${i}`, hashToken('t'), initialRecord());
