@@ -320,19 +320,20 @@ describe('contract: known differences between the server and the mock', () => {
     expectCompliant('getEndpoint', mock, 200);
   });
 
-  it('when webhook_chat_c is sent, then the server answers 400 by rule and the mock accepts it (200)', async () => {
+  it('when webhook_chat_c is sent, then both accept it (200), and the server keeps chat_c without webhooks', async () => {
     const { server, mock } = await both((t) => ({
       method: 'POST',
       path: `/update/${ENDPOINT_ID}`,
       query: { token: t.token, webhook_chat_c: WEBHOOK_C },
     }));
-    expectCompliant('updateEndpoint', server, 400);
-    expect(server.body).toMatchObject({ errors: [{ parameter: 'webhook_chat_c', in: 'query' }] });
+    expectCompliant('updateEndpoint', server, 200);
+    expect(server.body).toMatchObject({ config: { webhooks: { chat_c: [] } } });
     expectCompliant('updateEndpoint', mock, 200);
   });
 
-  // Only message_content and message_reply_message declare allowEmptyValue (an attachment-only message
-  // has empty text); the server refuses an empty value anywhere else, while Prism lets `name=` through.
+  // Only message_content, message_reply_message and message_embed declare allowEmptyValue (an
+  // attachment-only message has empty text, a message without an embed an empty one); the server
+  // refuses an empty value anywhere else, while Prism lets `name=` through.
   it('when message_content is empty, then both accept it; when another parameter is empty, only the server refuses it', async () => {
     const empty = await both((t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, message_content: '' } }));
     expectCompliant('updateEndpoint', empty.server, 200);

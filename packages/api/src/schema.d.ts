@@ -61,7 +61,9 @@ export interface paths {
          *     `200`). Blacklist words are trimmed and compared case-insensitively. `blacklist` and `allowed_ids`
          *     accept comma-separated values; each non-empty trimmed item becomes its own element. A list holds at
          *     most 50 elements per platform for channels and webhooks, 1000 for `blacklist` and 500 for
-         *     `allowed-ids`; an append beyond that is answered `400`.
+         *     `allowed-ids`; an append beyond that is answered `400`. `webhook_chat_c` and `webhook_chat_d` are
+         *     accepted and ignored (those platforms have no webhooks), so bots that send every platform's webhook
+         *     keep working.
          *
          *     **Overwriting with `index`.** With `index`, every list parameter of the request overwrites the
          *     element at that position instead of appending. Sending `channel_chat_a` and `webhook_chat_a` with
@@ -71,8 +73,11 @@ export interface paths {
          *     at another position of that list.
          *
          *     **Scalars.** `log_*` overwrite `config.logs.*`. `selfuse`, `beta`, `message_reply` and `trigger`
-         *     set their flag to the given value when present; an absent flag is left unchanged. Message
-         *     parameters overwrite the matching `meta.message` field.
+         *     set their flag to the given value when present; an absent flag is left unchanged. The original
+         *     interface lists `selfuse`, `beta`, `message_reply` and `only_check` as "default false": here
+         *     that is each flag's value in a new record (and `isReply`'s in each new message), not a value an
+         *     absent parameter writes, since otherwise every update of one bot would switch off `self-user` and
+         *     `isbeta` for all of them. Message parameters overwrite the matching `meta.message` field.
          *
          *     **Sender and trigger.** `sender` sets `meta.sender` and marks that platform read. `trigger=true`
          *     starts a new message: `meta.read` becomes `true` for the sender and for every platform with no
@@ -743,13 +748,15 @@ export interface components {
          */
         webhook_chat_b: string;
         /**
-         * @description Accepted by the parser for compatibility with existing bots, but `chat_c` has no webhooks: any value
-         *     is answered `400` and nothing of the request is applied.
+         * @description Accepted for compatibility with existing bots that send every platform's webhook, and ignored:
+         *     `chat_c` has no webhooks, so `config.webhooks.chat_c` stays empty. The rest of the request is applied
+         *     as usual; a value outside the length bounds is still answered `400`, like any parameter's.
          */
         webhook_chat_c: string;
         /**
-         * @description Accepted by the parser for compatibility with existing bots, but `chat_d` has no webhooks: any value
-         *     is answered `400` and nothing of the request is applied.
+         * @description Accepted for compatibility with existing bots that send every platform's webhook, and ignored:
+         *     `chat_d` has no webhooks, so `config.webhooks.chat_d` stays empty. The rest of the request is applied
+         *     as usual; a value outside the length bounds is still answered `400`, like any parameter's.
          */
         webhook_chat_d: string;
         /**
@@ -873,7 +880,9 @@ export interface components {
          */
         message_content: string;
         /**
-         * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
+         * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; a value is split only
+         *     at a comma that starts the next URL (`,https://` or `,http://`, spaces allowed after the comma), so a
+         *     comma inside a URL (`https://cdn.example.com/resize,w_100/photo.png`) is kept. Each item is trimmed
          *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
          *     20 characters (`400` otherwise; the
          *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (controls, space,
@@ -887,8 +896,9 @@ export interface components {
          * @description Replaces `meta.message.embed`. A JSON object as text, with optional string members `title`,
          *     `description`, `footer`, `image`, `thumbnail` and an optional array `fields` of `{ "name": string,
          *     "value": string, "inline": boolean }` (`inline` optional). Members not given, given as `null`
-         *     (what Python bots send for `None`) or as empty text, are stored as the text `None` (`fields` as `[]`); other members
-         *     are ignored. Text that is not a JSON object, or a member of
+         *     (what Python bots send for `None`) or as empty text, are stored as the text `None` (`fields` as `[]`;
+         *     an `inline` not given or `null` as `false`); other members are ignored. An empty value is a
+         *     message without an embed: every member `None`. Text that is not a JSON object, or a member of
          *     the wrong type, is answered `400` naming `message_embed`.
          * @example {"title":"Release","fields":[{"name":"Version","value":"1.0"}]}
          */
@@ -1036,13 +1046,15 @@ export interface operations {
                  */
                 webhook_chat_b?: components["parameters"]["webhook_chat_b"];
                 /**
-                 * @description Accepted by the parser for compatibility with existing bots, but `chat_c` has no webhooks: any value
-                 *     is answered `400` and nothing of the request is applied.
+                 * @description Accepted for compatibility with existing bots that send every platform's webhook, and ignored:
+                 *     `chat_c` has no webhooks, so `config.webhooks.chat_c` stays empty. The rest of the request is applied
+                 *     as usual; a value outside the length bounds is still answered `400`, like any parameter's.
                  */
                 webhook_chat_c?: components["parameters"]["webhook_chat_c"];
                 /**
-                 * @description Accepted by the parser for compatibility with existing bots, but `chat_d` has no webhooks: any value
-                 *     is answered `400` and nothing of the request is applied.
+                 * @description Accepted for compatibility with existing bots that send every platform's webhook, and ignored:
+                 *     `chat_d` has no webhooks, so `config.webhooks.chat_d` stays empty. The rest of the request is applied
+                 *     as usual; a value outside the length bounds is still answered `400`, like any parameter's.
                  */
                 webhook_chat_d?: components["parameters"]["webhook_chat_d"];
                 /**
@@ -1166,7 +1178,9 @@ export interface operations {
                  */
                 message_content?: components["parameters"]["message_content"];
                 /**
-                 * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; each item is trimmed
+                 * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; a value is split only
+                 *     at a comma that starts the next URL (`,https://` or `,http://`, spaces allowed after the comma), so a
+                 *     comma inside a URL (`https://cdn.example.com/resize,w_100/photo.png`) is kept. Each item is trimmed
                  *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
                  *     20 characters (`400` otherwise; the
                  *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (controls, space,
@@ -1180,8 +1194,9 @@ export interface operations {
                  * @description Replaces `meta.message.embed`. A JSON object as text, with optional string members `title`,
                  *     `description`, `footer`, `image`, `thumbnail` and an optional array `fields` of `{ "name": string,
                  *     "value": string, "inline": boolean }` (`inline` optional). Members not given, given as `null`
-                 *     (what Python bots send for `None`) or as empty text, are stored as the text `None` (`fields` as `[]`); other members
-                 *     are ignored. Text that is not a JSON object, or a member of
+                 *     (what Python bots send for `None`) or as empty text, are stored as the text `None` (`fields` as `[]`;
+                 *     an `inline` not given or `null` as `false`); other members are ignored. An empty value is a
+                 *     message without an embed: every member `None`. Text that is not a JSON object, or a member of
                  *     the wrong type, is answered `400` naming `message_embed`.
                  * @example {"title":"Release","fields":[{"name":"Version","value":"1.0"}]}
                  */

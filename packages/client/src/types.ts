@@ -27,7 +27,7 @@ type Optional<T> = { [K in keyof T]?: T[K] | undefined };
 /**
  * Query parameters of `updateEndpoint`, without `token` (the client passes that separately), and
  * without `webhook_chat_c`/`webhook_chat_d`: the spec keeps them for bots that send them, but the
- * server refuses every value (those platforms have no webhooks).
+ * server ignores them (those platforms have no webhooks).
  */
 export type UpdateEndpointParams = Optional<Omit<operations['updateEndpoint']['parameters']['query'], 'token' | 'webhook_chat_c' | 'webhook_chat_d'>>;
 

@@ -7,8 +7,12 @@ export type EmbedParse = { ok: true; embed: Embed } | { ok: false; problem: stri
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Members not given become the text "None" (`fields` becomes []); unknown members are ignored. */
+/**
+ * Members not given become the text "None" (`fields` becomes []); unknown members are ignored. Empty
+ * text is an embed with no members (a message without one).
+ */
 export function parseEmbed(text: string): EmbedParse {
+  if (text.trim() === '') return { ok: true, embed: emptyEmbed() };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -33,7 +37,7 @@ export function parseEmbed(text: string): EmbedParse {
       if (!isObject(f) || typeof f.name !== 'string' || typeof f.value !== 'string') {
         return { ok: false, problem: `fields[${i}] must be an object with string "name" and "value"` };
       }
-      if (f.inline !== undefined && typeof f.inline !== 'boolean') {
+      if (f.inline !== undefined && f.inline !== null && typeof f.inline !== 'boolean') {
         return { ok: false, problem: `fields[${i}].inline must be a boolean` };
       }
       parsed.push({ name: f.name, value: f.value, inline: f.inline ?? false });

@@ -96,6 +96,11 @@ const LIST_TARGETS: ListTarget[] = [
 ];
 
 const splitCommaList = (value: string) => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+/**
+ * Attachment URLs are split only at a comma that starts the next URL (`,https://`, `, http://`): a
+ * comma inside a URL (`/resize,w_100/photo.png`) is part of it.
+ */
+const splitUrlList = (value: string) => value.split(/,(?=\s*https?:\/\/)/i).map((s) => s.trim()).filter((s) => s.length > 0);
 
 
 /**
@@ -124,12 +129,11 @@ export function applyUpdate(recordJson: string, params: UpdateParams, policy: Up
 }
 
 function applyLists(next: EndpointRecord, params: UpdateParams, policy: UpdatePolicy, issues: Issue[]): void {
-  for (const p of ['chat_c', 'chat_d'] as const) {
-    if (params[`webhook_${p}`] !== undefined) issues.push(queryIssue(`webhook_${p}`, `${p} has no webhooks`));
-  }
   const given = LIST_TARGETS.filter((t) => params[t.parameter] !== undefined);
   const index = params.index;
-  if (index !== undefined && given.length === 0) {
+  // webhook_chat_c/d are list parameters of the seed too, accepted and ignored (those platforms have no webhooks).
+  const ignoredLists = params.webhook_chat_c !== undefined || params.webhook_chat_d !== undefined;
+  if (index !== undefined && given.length === 0 && !ignoredLists) {
     issues.push(queryIssue('index', 'index needs at least one list parameter (webhook_chat_a, webhook_chat_b, channel_*, blacklist, allowed_ids)'));
   }
   for (const target of given) {
@@ -215,7 +219,7 @@ function applyMessage(next: EndpointRecord, params: UpdateParams, issues: Issue[
   if (params.message_reply_message !== undefined) message.reply.message = params.message_reply_message;
   if (params.message_reply_author !== undefined) message.reply.author = params.message_reply_author;
   if (params.message_attachments !== undefined) {
-    const urls = splitCommaList(params.message_attachments);
+    const urls = splitUrlList(params.message_attachments);
     const short = urls.find((url) => codePoints(url) < MIN_ATTACHMENT_URL_LENGTH);
     if (urls.length === 0 || !urls.every(isHttpUrl)) {
       issues.push(queryIssue('message_attachments', 'must be one or more comma-separated absolute http(s) URLs'));

@@ -136,8 +136,12 @@ describe('applyUpdate: webhooks', () => {
     ]);
   });
 
-  it.each(['webhook_chat_c', 'webhook_chat_d'] as const)('when %s is sent, then it is rejected', (parameter) => {
-    expect(issuesOf({ [parameter]: HOOK_A1 })).toEqual([expect.objectContaining({ parameter })]);
+  it.each(['webhook_chat_c', 'webhook_chat_d'] as const)('when %s is sent, then it is ignored and the rest of the request applied', (parameter) => {
+    const r = apply({ [parameter]: HOOK_A1, channel_chat_c: 'chan-c-1' });
+    expect(r.config.webhooks).toEqual({ chat_a: [], chat_b: [], chat_c: [], chat_d: [] });
+    expect(r.config.channels.chat_c).toEqual(['chan-c-1']);
+    // A list parameter for index, though ignored.
+    expect(applyUpdate(JSON.stringify(initialRecord()), { index: 0, [parameter]: HOOK_A1 }, policy).ok).toBe(true);
   });
 });
 
@@ -185,6 +189,17 @@ describe('applyUpdate: scalars and message', () => {
     expect(issuesOf({ message_attachments: 'https://cdn.example.com/a.png,https://x.io/🎉abcde' })[0]?.message).toContain('has 19');
   });
 
+  it('when an attachment URL holds a comma, then it stays one URL; a list splits only where the next URL starts', () => {
+    expect(apply({ message_attachments: 'https://img.example.com/resize,w_100/photo.png' }).meta.message.attachments).toEqual([
+      'https://img.example.com/resize,w_100/photo.png',
+    ]);
+    expect(apply({ message_attachments: 'https://img.example.com/a,b.png, HTTPS://cdn.example.com/c,d.png,http://cdn.example.com/e.png' }).meta.message.attachments).toEqual([
+      'https://img.example.com/a,b.png',
+      'HTTPS://cdn.example.com/c,d.png',
+      'http://cdn.example.com/e.png',
+    ]);
+  });
+
   it('when an attachment is not a URL, then it is rejected', () => {
     expect(issuesOf({ message_attachments: 'not a url at all, really' })).toEqual([
       expect.objectContaining({ parameter: 'message_attachments' }),
@@ -208,7 +223,17 @@ describe('applyUpdate: scalars and message', () => {
     expect(r.meta.message.embed).toMatchObject({ title: 'None', footer: 'None', description: 'd' });
   });
 
-  it.each(['[1,2]', 'not json', '"text"', '{"title": 5}', '{"fields": [{"name": 1}]}'])(
+  it('when the embed is empty text, then the message has no embed: every member "None"', () => {
+    const withEmbed = apply({ message_embed: JSON.stringify({ title: 'T', fields: [{ name: 'n', value: 'v' }] }) });
+    expect(apply({ message_embed: '' }, withEmbed).meta.message.embed).toEqual(initialRecord().meta.message.embed);
+  });
+
+  it("when a field's inline is null (Python's None), then it counts as not given", () => {
+    const r = apply({ message_embed: JSON.stringify({ fields: [{ name: 'n', value: 'v', inline: null }] }) });
+    expect(r.meta.message.embed.fields).toEqual([{ name: 'n', value: 'v', inline: false }]);
+  });
+
+  it.each(['[1,2]', 'not json', '"text"', '{"title": 5}', '{"fields": [{"name": 1}]}', '{"fields": [{"name": "n", "value": "v", "inline": "yes"}]}'])(
     'when the embed is %s, then it is rejected naming message_embed',
     (message_embed) => {
       expect(issuesOf({ message_embed })).toEqual([expect.objectContaining({ parameter: 'message_embed' })]);
@@ -238,9 +263,9 @@ describe('applyUpdate: sender and trigger', () => {
 
 describe('applyUpdate: all or nothing, only_check', () => {
   it('when one parameter is invalid, then nothing is applied and every problem is named', () => {
-    const outcome = applyUpdate(JSON.stringify(initialRecord()), { channel_chat_a: 'ok', message_embed: '[]', webhook_chat_d: HOOK_A1 }, policy);
+    const outcome = applyUpdate(JSON.stringify(initialRecord()), { channel_chat_a: 'ok', message_embed: '[]', message_attachments: 'not a url at all' }, policy);
     expect(outcome.ok).toBe(false);
-    expect(!outcome.ok && outcome.issues.map((i) => i.parameter).sort()).toEqual(['message_embed', 'webhook_chat_d']);
+    expect(!outcome.ok && outcome.issues.map((i) => i.parameter).sort()).toEqual(['message_attachments', 'message_embed']);
   });
 
   it('when only_check is true, then nothing changes but parameters are still validated', () => {
