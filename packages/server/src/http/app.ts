@@ -91,6 +91,16 @@ function dispatch(handlers: Handlers, adminTokenHash: Uint8Array | undefined): R
   };
 }
 
+/**
+ * JSON bodies are parsed for the admin API only, the one API that takes them. The record operations
+ * never read a body, as with the original service: bots that also send their parameters as one
+ * (`requests.post(url, params=p, json=p)`) keep working whatever its size or content.
+ */
+function adminJsonBodies(): RequestHandler {
+  const parse = express.json({ limit: '16kb' });
+  return (req, res, next) => (isAdminPath(req.path) ? parse(req, res, next) : next());
+}
+
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -105,7 +115,7 @@ export function createApp(deps: AppDeps): Express {
       // A JSON API's headers, not a web page's (see JSON_API_HEADERS).
       securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra),
       ...(deps.corsOrigins.length > 0 ? [corsPolicy(deps)] : []), // nothing at all when CORS is off
-      express.json({ limit: '16kb' }),
+      adminJsonBodies(),
       requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')),
       answerHeadAsGet,
       ...OpenApiValidator.middleware({
