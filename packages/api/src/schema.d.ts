@@ -204,7 +204,10 @@ export interface paths {
         /**
          * Create an endpoint
          * @description Creates an endpoint with the initial record and issues its token. The token is shown in this
-         *     response only; the service keeps just its hash.
+         *     response only; the service keeps just its hash. When migrating from the original service, pass
+         *     the endpoint's existing `token` instead (it is echoed back, and likewise only its hash is kept),
+         *     then replay its configuration with `updateEndpoint` using that token (see the README's
+         *     "Migrating from the original service").
          */
         post: operations["createEndpoint"];
         delete?: never;
@@ -534,6 +537,15 @@ export interface components {
         CreateEndpointRequest: {
             /** @description The new endpoint's ID. */
             id: string;
+            /**
+             * @description For a migration from the original service only: the endpoint's existing token, so that its bots
+             *     keep working without being reconfigured. Only its SHA-256 digest is stored, as for an issued
+             *     token. It must be the secret the original service issued (71 to 85 URL-safe characters, what
+             *     bots can present); a token chosen by hand is only as strong as its choice. Leave it out to have
+             *     a token issued from the operating system's random source, which is what every new endpoint
+             *     should have.
+             */
+            token?: string;
         };
         /** @description An endpoint and its newly issued token. The token is shown only here; store it safely. */
         IssuedToken: {

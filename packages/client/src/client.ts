@@ -31,6 +31,15 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** Options of `createEndpoint`. */
+export interface CreateEndpointOptions extends CallOptions {
+  /**
+   * Migrating from the original service only: the endpoint's existing token, so its bots keep working.
+   * Left out, the server issues one (what every new endpoint should have).
+   */
+  token?: string | undefined;
+}
+
 /** Options of `markRead`. */
 export interface MarkReadOptions extends CallOptions {
   /**
@@ -60,7 +69,7 @@ export interface ChatbridgeClient {
    */
   streamEndpointEvents(endpoint: string, token: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
   /** `POST /admin/endpoints` (admin): creates an endpoint and returns its token, shown only this once. */
-  createEndpoint(id: string, options?: CallOptions): Promise<IssuedToken>;
+  createEndpoint(id: string, options?: CreateEndpointOptions): Promise<IssuedToken>;
   /** `GET /admin/endpoints` (admin): one page of endpoint IDs; pass `next_cursor` as `cursor` for the next. */
   listEndpoints(params?: ListEndpointsParams, options?: CallOptions): Promise<EndpointPage>;
   /** `POST /admin/endpoints/{endpoint}/token` (admin): issues a new token; the old one stops working. */
@@ -126,7 +135,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
 
     async createEndpoint(id, call) {
       const result = await raw.POST('/admin/endpoints', {
-        body: { id },
+        body: call?.token === undefined ? { id } : { id, token: call.token },
         headers: adminHeaders('createEndpoint'),
         signal: call?.signal ?? null,
       });

@@ -4,6 +4,7 @@ export {
   type CallOptions,
   type ChatbridgeClient,
   type ChatbridgeClientOptions,
+  type CreateEndpointOptions,
   type MarkReadOptions,
 } from './client.ts';
 export { messageNumberOf } from './messageNumber.ts';

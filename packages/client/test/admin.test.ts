@@ -20,6 +20,12 @@ describe('admin operations', () => {
     expectTypeOf(issued).toEqualTypeOf<IssuedToken>();
   });
 
+  test('createEndpoint with an existing token (a migration): the token goes in the JSON body', async () => {
+    const { client, only } = setup(() => Response.json(ISSUED, { status: 201 }));
+    await client.createEndpoint(ENDPOINT, { token: TOKEN });
+    expect(await only().json()).toEqual({ id: ENDPOINT, token: TOKEN });
+  });
+
   test('listEndpoints: GET /admin/endpoints with limit and cursor', async () => {
     const page: EndpointPage = { ids: ['community-b', 'community-c'], next_cursor: 'community-c' };
     const { client, only } = setup(() => Response.json(page));

@@ -1,7 +1,7 @@
 // `pnpm chatbridge ...`: provisioning directly on the configured store (same environment as the
 // server). Tokens are printed once and never stored in plain text.
 import { Command, InvalidArgumentError } from 'commander';
-import { ENDPOINT_ID, createEndpoint, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
+import { ENDPOINT_ID, ENDPOINT_TOKEN, createEndpoint, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { openStore } from './store/open.ts';
 import type { EndpointStore } from './store/port.ts';
@@ -36,18 +36,35 @@ function printIssued(issued: { id: string; token: string }, baseUrl: string, wha
 
 const program = new Command('chatbridge').description('Provision chatbridge endpoints on the configured store.');
 
+/** The first line of standard input: a secret never goes on the command line (shell history, `ps`). */
+async function firstLineOfStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  return text.split('\n')[0]!.trim();
+}
+
 program
   .command('create')
   .description('create an endpoint and print its token')
   .argument('<id>', 'endpoint ID', endpointId)
-  .action((id: string) =>
+  .option('--existing-token', "migrating from the original service: read the endpoint's existing token from standard input and keep it")
+  .action((id: string, opts: { existingToken?: boolean }) =>
     withStore(async (store, baseUrl) => {
-      const issued = await createEndpoint(store, id);
+      const existing = opts.existingToken ? await firstLineOfStdin() : undefined;
+      if (existing !== undefined && !ENDPOINT_TOKEN.test(existing)) {
+        console.error('The existing token must be 71 to 85 characters of A-Z a-z 0-9 _ - (what bots can present); nothing was created.');
+        return 1;
+      }
+      const issued = await createEndpoint(store, id, existing);
       if (!issued) {
         console.error(`An endpoint with ID ${id} already exists.`);
         return 1;
       }
-      printIssued(issued, baseUrl, 'created endpoint');
+      if (existing === undefined) printIssued(issued, baseUrl, 'created endpoint');
+      else console.log(`created endpoint ${id} with its existing token (only its hash is stored)`);
       return 0;
     }),
   );

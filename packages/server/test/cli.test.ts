@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteEndpointStore } from '../src/store/sqlite.ts';
+import { hashToken } from '../src/tokens.ts';
 
 const SRC = join(import.meta.dirname, '..', 'src');
 const run = promisify(execFile);
@@ -25,6 +27,17 @@ async function cli(dir: string, ...args: string[]) {
 }
 
 const tokenIn = (stdout: string) => /^token: (\S+)$/m.exec(stdout)?.[1] ?? '';
+
+/** The CLI with `input` on its standard input. */
+function cliWithInput(dir: string, input: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(SRC, 'cli.ts'), ...args], { env: envFor(dir) });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += String(c)));
+  child.stderr.on('data', (c) => (stderr += String(c)));
+  child.stdin.end(input);
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
 
 describe('chatbridge CLI', () => {
   it('when create, show, list, rotate and delete are run, then each acts on the configured store', async () => {
@@ -47,6 +60,26 @@ describe('chatbridge CLI', () => {
 
     expect((await cli(dir, 'delete', 'community-1')).code).toBe(0);
     expect((await cli(dir, 'show', 'community-1')).code).toBe(1);
+  });
+
+  it("when an endpoint is created with --existing-token, then only that token's digest is stored and the token is not printed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-cli-'));
+    const existing = `legacy_${'Ab9-_'.repeat(15)}`; // 82 characters, not one the server would issue
+    const created = await cliWithInput(dir, `${existing}\n`, 'create', 'migrated-1', '--existing-token');
+    expect([created.code, created.stderr]).toEqual([0, '']);
+    expect(created.stdout).not.toContain(existing);
+    const store = new SqliteEndpointStore(join(dir, 'store.sqlite'));
+    try {
+      expect(Buffer.from((await store.get('migrated-1'))!.tokenHash)).toEqual(hashToken(existing));
+    } finally {
+      await store.close();
+    }
+    for (const bad of ['too-short', `${'a'.repeat(75)}.`, '']) {
+      const refused = await cliWithInput(dir, `${bad}\n`, 'create', 'migrated-2', '--existing-token');
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('71 to 85 characters');
+    }
+    expect((await cli(dir, 'list')).stdout.trim().split('\n')).toEqual(['migrated-1']);
   });
 
   it('when an argument is invalid, then it exits non-zero with a message and changes nothing', async () => {

@@ -1,6 +1,6 @@
 // Compiled by `pnpm typecheck` with `exactOptionalPropertyTypes` (./tsconfig.json), as strict consumers
 // compile: the README's calls with values that may be unset must compile, and parameters the server
-// refuses whatever their value must not.
+// ignores whatever their value must not.
 import { createChatbridgeClient, type UpdateEndpointParams } from '../../src/index.ts';
 
 const adminToken: string | undefined = process.env.CHATBRIDGE_ADMIN_TOKEN;
@@ -21,7 +21,7 @@ export async function post(token: string, text: string | undefined, signal?: Abo
   const params: UpdateEndpointParams = { message_content: text, sender: 'chat_c', trigger: true };
   await client.updateEndpoint('my-community', token, params, { signal });
   for await (const event of client.streamEndpointEvents('my-community', token, { lastEventId: undefined, signal })) void event;
-  // @ts-expect-error chat_c has no webhooks: the server refuses every value
+  // @ts-expect-error chat_c has no webhooks: the server ignores every value
   await client.updateEndpoint('my-community', token, { webhook_chat_c: 'https://chat-c.example.com/hooks/1/abcdefghijklmnopqrstuvwxyz0123456789' });
   // @ts-expect-error chat_d has no webhooks either
   await client.updateEndpoint('my-community', token, { webhook_chat_d: 'https://chat-d.example.com/hooks/1/abcdefghijklmnopqrstuvwxyz0123456789' });

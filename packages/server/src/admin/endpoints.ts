@@ -10,10 +10,15 @@ export interface IssuedToken {
 }
 
 export const ENDPOINT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** What a bot can present as `token` (the spec's token parameter): an existing token must match it. */
+export const ENDPOINT_TOKEN = /^[A-Za-z0-9_-]{71,85}$/;
 
-/** undefined when the ID is taken. */
-export async function createEndpoint(store: EndpointStore, id: string): Promise<IssuedToken | undefined> {
-  const token = issueToken();
+/**
+ * undefined when the ID is taken. `existingToken`: a migrated endpoint keeps the token its bots
+ * already hold (validated by the caller: the spec's token format); otherwise one is issued.
+ */
+export async function createEndpoint(store: EndpointStore, id: string, existingToken?: string): Promise<IssuedToken | undefined> {
+  const token = existingToken ?? issueToken();
   return (await store.create(id, hashToken(token), initialRecord())) ? { id, token } : undefined;
 }
 

@@ -6,9 +6,10 @@ import { HttpProblem } from '../http/problem.ts';
 export const createEndpoint =
   ({ store, logger }: AppDeps): Handler =>
   async (req, res) => {
-    const { id } = req.body as { id: string };
-    const issued = await provision(store, id);
+    // The validator has checked both against the spec (the token's length and alphabet included).
+    const { id, token } = req.body as { id: string; token?: string };
+    const issued = await provision(store, id, token);
     if (!issued) throw new HttpProblem(409, 'An endpoint with this ID already exists.');
-    logger.info({ endpoint: id }, 'endpoint created');
+    logger.info({ endpoint: id, tokenSource: token === undefined ? 'issued' : 'migrated' }, 'endpoint created');
     reply(res, 'createEndpoint', 201, issued);
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createChatbridgeClient } from '@chatbridge/client';
 import { startTestServer } from '../../src/testing.ts';
+import { hashToken } from '../../src/tokens.ts';
 import { failure, raw, useServer } from './harness.ts';
 
 const h = useServer();
@@ -11,6 +12,25 @@ describe('admin operations', () => {
     expect(issued.id).toBe('community-new');
     expect(issued.token).toMatch(/^[A-Za-z0-9_-]{71,85}$/);
     await expect(h.client.getEndpoint('community-new', issued.token)).resolves.toBeDefined();
+  });
+
+  it("createEndpoint: when an existing token is given (a migration), then the endpoint answers that token and only its digest is stored", async () => {
+    const existing = `legacy_${'Zz0_-'.repeat(15)}`;
+    const issued = await h.client.createEndpoint('community-migrated', { token: existing });
+    expect(issued).toEqual({ id: 'community-migrated', token: existing });
+    await expect(h.client.getEndpoint('community-migrated', existing)).resolves.toMatchObject({ meta: { trigger: false } });
+    expect(Buffer.from((await h.server.store.get('community-migrated'))!.tokenHash)).toEqual(hashToken(existing));
+  });
+
+  it.each([
+    ['too short', 'a'.repeat(70)],
+    ['too long', 'a'.repeat(86)],
+    ['outside the URL-safe alphabet', `${'a'.repeat(75)}.`],
+  ])('createEndpoint: when an existing token is %s, then 400 naming token, and nothing is created', async (_, token) => {
+    const e = await failure(h.client.createEndpoint('community-bad-token', { token }));
+    expect(e.status).toBe(400);
+    expect(e.problem.errors?.map((i) => i.parameter)).toEqual(['token']);
+    expect(await h.server.store.get('community-bad-token')).toBeUndefined();
   });
 
   it('createEndpoint: when the ID exists, then 409', async () => {
