@@ -3,6 +3,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ENDPOINT_ID, ENDPOINT_TOKEN, createEndpoint, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { displayUrl } from './http/displayUrl.ts';
 import { openStore } from './store/open.ts';
 import type { EndpointStore } from './store/port.ts';
 
@@ -21,7 +22,7 @@ async function withStore(work: (store: EndpointStore, baseUrl: string) => Promis
   const config = loadConfig(process.env);
   const store = await openStore(config.store);
   try {
-    process.exitCode = await work(store, `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`);
+    process.exitCode = await work(store, displayUrl(config.host, config.port));
   } finally {
     await store.close();
   }

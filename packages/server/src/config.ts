@@ -1,7 +1,7 @@
 // The server's configuration, parsed from the environment once at start. Invalid settings stop the
 // process with a message naming them; no other code of ours reads process.env (the PostgreSQL driver
 // reads its own PG* variables).
-import ipaddr from 'ipaddr.js';
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { hashToken } from './tokens.ts';
 
@@ -14,20 +14,24 @@ const bool = z
 
 /**
  * One entry of Express's `trust proxy` list: a name proxy-addr knows, or an address with an optional
- * prefix length or netmask. Checked here, so a typo stops start-up naming the variable instead of
- * failing inside proxy-addr with a stack trace.
+ * prefix length or netmask. Judged by proxy-addr itself (the library Express hands the list to), so a
+ * typo stops start-up naming the variable instead of failing inside Express with a stack trace.
  */
-function isTrustedProxyEntry(entry: string): boolean {
-  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
-  const [address, range, extra] = entry.split('/');
-  if (extra !== undefined || !address || !ipaddr.isValid(address)) return false;
-  if (range === undefined) return true;
-  const max = ipaddr.parse(address).kind() === 'ipv4' ? 32 : 128;
-  return /^\d{1,3}$/.test(range) ? Number(range) <= max : ipaddr.isValid(range);
+export function isTrustedProxyEntry(entry: string): boolean {
+  try {
+    proxyaddr.compile(entry);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
-/** An empty value counts as not set (`PORT=` would otherwise coerce to 0: a random port). */
-const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
+/**
+ * An empty (or blank) value counts as not set, so the default applies: `PORT=` would otherwise
+ * coerce to 0 (a random port), and an empty rate limit to 0 (the limit switched off), which a
+ * deployment template passing an unset variable through would do without a word.
+ */
+const unsetIfEmpty = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 const EnvSchema = z.object({
   PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).default(8080)),
@@ -38,18 +42,19 @@ const EnvSchema = z.object({
     .string()
     .refine((v) => v.trim().length >= 16, 'must be at least 16 characters, not counting blanks')
     .refine((v) => v === v.trim(), 'must not begin or end with blanks (they cannot be sent in a bearer token)')
+    .refine((v) => /^[\x20-\x7e]*$/.test(v), 'must be printable ASCII (HTTP clients cannot send other characters in a header as the server reads them)')
     .optional(),
   CHATBRIDGE_STORE: z.enum(['sqlite', 'postgres']).default('sqlite'),
   CHATBRIDGE_SQLITE_PATH: z.string().min(1).default('./data/chatbridge.sqlite'),
   // Checked in loadConfig, and only for the postgres store: other tools may set it for their own use.
   DATABASE_URL: z.string().optional(),
-  CHATBRIDGE_PG_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
+  CHATBRIDGE_PG_POOL_SIZE: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(1000).default(10)),
   CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   CHATBRIDGE_VALIDATE_RESPONSES: bool.optional(),
-  CHATBRIDGE_MESSAGE_TTL_SECONDS: z.coerce.number().positive().max(86_400).default(30),
+  CHATBRIDGE_MESSAGE_TTL_SECONDS: z.preprocess(unsetIfEmpty, z.coerce.number().positive().max(86_400).default(30)),
   CHATBRIDGE_DRAIN_SECONDS: z.preprocess(unsetIfEmpty, z.coerce.number().min(0).max(300).default(0)),
-  CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(10),
-  CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: z.coerce.number().int().min(0).max(1_000_000).default(50),
+  CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(100_000).default(10)),
+  CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(50)),
   CHATBRIDGE_TRUST_PROXY: z
     .string()
     .default('false')
@@ -117,7 +122,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
         : { kind: 'sqlite', sqlitePath: e.CHATBRIDGE_SQLITE_PATH },
     allowPrivateWebhooks: e.CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE,
     validateResponses: e.CHATBRIDGE_VALIDATE_RESPONSES ?? e.NODE_ENV !== 'production',
-    messageTtlMs: e.CHATBRIDGE_MESSAGE_TTL_SECONDS * 1000,
+    // Whole milliseconds: the stores keep instants as integers (2.0005 s would be 2000.4999... ms).
+    messageTtlMs: Math.max(1, Math.round(e.CHATBRIDGE_MESSAGE_TTL_SECONDS * 1000)),
     drainMs: e.CHATBRIDGE_DRAIN_SECONDS * 1000,
     corsOrigins: e.CHATBRIDGE_CORS_ORIGINS,
     rateLimits: { authFailuresPerMinute: e.CHATBRIDGE_AUTH_FAILURES_PER_MINUTE, perEndpointPerSecond: e.CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT },

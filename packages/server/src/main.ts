@@ -1,6 +1,7 @@
 // The server process: read the configuration, open the store, listen, and shut down cleanly.
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
+import { ListenError } from './server.ts';
 import { startService } from './service.ts';
 import { openStore } from './store/open.ts';
 import { isUnavailable } from './store/unavailable.ts';
@@ -103,6 +104,7 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof ConfigError) console.error(err.message);
+  else if (err instanceof ListenError) console.error(`chatbridge failed to start: ${err.message}`);
   // An operator's matter (wrong host, database or credentials; the database down), not a bug: one
   // line naming it, without the driver's stack trace. Drivers' messages carry no password.
   else if (isUnavailable(err)) console.error(`chatbridge failed to start: the store cannot be opened: ${(err as Error).message}`);

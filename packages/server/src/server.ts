@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.ts';
 import { answerClientError } from './http/clientError.ts';
+import { displayUrl } from './http/displayUrl.ts';
 import type { AppDeps } from './http/deps.ts';
 import { invalid, problemFor } from './http/problem.ts';
 import { JSON_API_HEADERS, securityHeaderList } from './http/securityHeaders.ts';
@@ -42,6 +43,13 @@ export interface HttpListener {
   close(): Promise<void>;
 }
 
+/** The server could not listen (port in use, address not on this machine, host not resolvable): HOST and PORT are at fault. */
+export class ListenError extends Error {
+  constructor(host: string, port: number, cause: Error) {
+    super(`cannot listen on ${host}:${port} (check HOST and PORT): ${cause.message}`, { cause });
+  }
+}
+
 export async function listen(deps: AppDeps, port: number, host: string): Promise<HttpListener> {
   // Every update parameter travels in the query string: 1500 code points percent-encoded can take
   // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
@@ -67,14 +75,13 @@ export async function listen(deps: AppDeps, port: number, host: string): Promise
   });
   server.on('clientError', answerClientError(MAX_REQUEST_HEAD_BYTES));
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => reject(new ListenError(host, port, err)));
     server.listen(port, host, () => resolve());
   });
   server.keepAliveTimeout = 65_000; // longer than common load-balancer idle timeouts
   const actual = (server.address() as AddressInfo).port;
-  const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   return {
-    url: `http://${shownHost}:${actual}`,
+    url: displayUrl(host, actual),
     port: actual,
     close: () =>
       new Promise<void>((resolve) => {

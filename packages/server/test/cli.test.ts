@@ -17,8 +17,12 @@ function envFor(dir: string, extra: Record<string, string> = {}) {
 }
 
 async function cli(dir: string, ...args: string[]) {
+  return cliWithEnv(dir, {}, ...args);
+}
+
+async function cliWithEnv(dir: string, env: Record<string, string>, ...args: string[]) {
   try {
-    const { stdout, stderr } = await run(process.execPath, [join(SRC, 'cli.ts'), ...args], { env: envFor(dir) });
+    const { stdout, stderr } = await run(process.execPath, [join(SRC, 'cli.ts'), ...args], { env: envFor(dir, env) });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -80,6 +84,20 @@ describe('chatbridge CLI', () => {
       expect(refused.stderr).toContain('71 to 85 characters');
     }
     expect((await cli(dir, 'list')).stdout.trim().split('\n')).toEqual(['migrated-1']);
+  });
+
+  it('when HOST is an IPv6 or wildcard address, or PORT is 0, then the printed curl line is still a working URL', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-cli-'));
+    const cases = [
+      [{ HOST: '::', PORT: '8090' }, 'http://[::1]:8090/'],
+      [{ HOST: '::1', PORT: '8090' }, 'http://[::1]:8090/'],
+      [{ HOST: '0.0.0.0', PORT: '8090' }, 'http://127.0.0.1:8090/'],
+      [{ HOST: '127.0.0.1', PORT: '0' }, 'http://127.0.0.1:<port>/'],
+    ] as const;
+    for (const [i, [env, url]] of cases.entries()) {
+      const created = await cliWithEnv(dir, env, 'create', `url-${i}`);
+      expect(created.stdout).toContain(`curl "${url}url-${i}?token=`);
+    }
   });
 
   it('when an argument is invalid, then it exits non-zero with a message and changes nothing', async () => {

@@ -1,6 +1,7 @@
 // The environment as operators write it: what loadConfig accepts, and what it refuses naming the variable.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import express from 'express';
+import { ConfigError, isTrustedProxyEntry, loadConfig } from '../src/config.ts';
 
 describe('loadConfig', () => {
   it('when a boolean variable is written in any letter case, or as 1/0, then it is read as the boolean', () => {
@@ -25,9 +26,40 @@ describe('loadConfig', () => {
     for (const ok of ['true', 'false', '2', 'loopback', '10.0.0.0/8, 192.168.1.7', 'fd00::/8,loopback', '10.0.0.0/255.0.0.0']) {
       expect(() => loadConfig({ CHATBRIDGE_TRUST_PROXY: ok })).not.toThrow();
     }
-    for (const bad of ['garbage', '10.0.0.0/33', '10.0.0.300', 'loopback,nginx']) {
+    for (const bad of ['garbage', '10.0.0.0/33', '10.0.0.300', 'loopback,nginx', '127.1', '10.0.0.1/255.0.255.0']) {
       expect(() => loadConfig({ CHATBRIDGE_TRUST_PROXY: bad })).toThrow(/CHATBRIDGE_TRUST_PROXY/);
     }
+  });
+
+  it('when an entry of CHATBRIDGE_TRUST_PROXY is judged, then the verdict is the one Express (proxy-addr) gives', () => {
+    const entries = [
+      ...['127.0.0.1', '127.1', '0x7f.0.0.1', '10.0.0.0/8', '10.0.0.0/0', '10.0.0.0/32', '10.0.0.0/33', '10.0.0.0/08'],
+      ...['10.0.0.0/255.0.0.0', '10.0.0.1/255.0.255.0', '10.0.0.0/0.0.0.0', '10.0.0.0/255.255.255.255', '10.0.0.0/ff.0.0.0'],
+      ...['::1', '::1/128', '::1/129', 'fd00::/8', '::ffff:10.0.0.1', '::ffff:10.0.0.1/104', 'fd00::/ffff::', '::1/255.0.0.0'],
+      ...['loopback', 'linklocal', 'uniquelocal', 'nginx', '', '10.0.0.0/', '/8', '10.0.0.0/8/8', 'fe80::1%eth0'],
+    ];
+    for (const entry of entries) {
+      let expressAccepts = true;
+      try {
+        express().set('trust proxy', entry);
+      } catch {
+        expressAccepts = false;
+      }
+      expect([entry, isTrustedProxyEntry(entry)]).toEqual([entry, expressAccepts]);
+    }
+  });
+
+  it('when the message TTL is a fraction of a second, then it is kept in whole milliseconds (the stores hold instants as integers)', () => {
+    expect(loadConfig({ CHATBRIDGE_MESSAGE_TTL_SECONDS: '2.0005' }).messageTtlMs).toBe(2001);
+    expect(loadConfig({ CHATBRIDGE_MESSAGE_TTL_SECONDS: '0.0001' }).messageTtlMs).toBe(1);
+    expect(loadConfig({ CHATBRIDGE_MESSAGE_TTL_SECONDS: '1.5' }).messageTtlMs).toBe(1500);
+  });
+
+  it('when a numeric variable is empty or blank, then its default applies: an empty rate limit does not switch the limit off', () => {
+    const config = loadConfig({ CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: '', CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: ' ', CHATBRIDGE_MESSAGE_TTL_SECONDS: '', CHATBRIDGE_PG_POOL_SIZE: '' });
+    expect(config.rateLimits).toEqual({ authFailuresPerMinute: 10, perEndpointPerSecond: 50 });
+    expect(config.messageTtlMs).toBe(30_000);
+    expect(loadConfig({ CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: '0' }).rateLimits.perEndpointPerSecond).toBe(0); // 0 still turns it off
   });
 
   it('when DATABASE_URL cannot be parsed (a port that is not a number, a broken host), then start-up stops naming it without echoing it', () => {
@@ -43,5 +75,12 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ CHATBRIDGE_ADMIN_TOKEN: bad })).toThrow(/CHATBRIDGE_ADMIN_TOKEN/);
     }
     expect(loadConfig({ CHATBRIDGE_ADMIN_TOKEN: 'a'.repeat(16) }).adminTokenHash).toBeDefined();
+    expect(loadConfig({ CHATBRIDGE_ADMIN_TOKEN: 'inner blanks are sent as they are' }).adminTokenHash).toBeDefined();
+  });
+
+  it('when the admin token holds a character outside printable ASCII, then start-up stops naming it (clients could never send it)', () => {
+    for (const bad of ['pässwörd-0123456789abc', `${'a'.repeat(20)}\u0000`, `${'a'.repeat(10)}\t${'a'.repeat(10)}`]) {
+      expect(() => loadConfig({ CHATBRIDGE_ADMIN_TOKEN: bad })).toThrow(/CHATBRIDGE_ADMIN_TOKEN: must be printable ASCII/);
+    }
   });
 });

@@ -1,6 +1,8 @@
 // What an operator sees when the server cannot start for a reason of theirs: one line naming it and
 // exit code 1, not a driver's stack trace.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +31,29 @@ describe.runIf(!!DATABASE_URL)('start-up against a PostgreSQL that cannot be use
       expect(code).toBe(1);
       expect(output).toMatch(new RegExp(`^chatbridge failed to start: the store cannot be opened: .*${says}`, 'm'));
       expect(output).not.toMatch(/^\s+at /m); // no stack trace
+    }
+  }, 30_000);
+});
+
+describe('start-up where the server cannot listen', () => {
+  it('when the port is taken or the address is not on this machine, then one line names HOST and PORT, not the store, and the process exits 1', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = String((taken.address() as AddressInfo).port);
+    try {
+      const dir = mkdtempSync(join(tmpdir(), 'chatbridge-listen-'));
+      for (const [env, says] of [
+        [{ HOST: '127.0.0.1', PORT: port }, 'EADDRINUSE'],
+        [{ HOST: '192.0.2.1', PORT: '0' }, 'EADDRNOTAVAIL'], // TEST-NET-1: on no interface here
+      ] as const) {
+        const { code, output } = await start({ ...env, CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite') });
+        expect(code).toBe(1);
+        expect(output).toMatch(new RegExp(`^chatbridge failed to start: cannot listen on ${env.HOST}:${env.PORT} \\(check HOST and PORT\\): .*${says}`, 'm'));
+        expect(output).not.toContain('store');
+        expect(output).not.toMatch(/^\s+at /m); // no stack trace
+      }
+    } finally {
+      taken.close();
     }
   }, 30_000);
 });
