@@ -312,6 +312,12 @@ export class PostgresEndpointStore implements EndpointStore {
   /** BEGIN ... COMMIT on one pooled connection; ROLLBACK and rethrow on any error. */
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // pg-pool listens for errors only on idle connections: one lost while checked out (the database
+    // restarted, the backend terminated, the network cut) would emit an unhandled 'error' and end the
+    // process. The pending query rejects with the same error, which answers the request 503.
+    let lost: Error | undefined;
+    const onError = (err: Error) => void (lost = err);
+    client.on('error', onError);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -326,7 +332,8 @@ export class PostgresEndpointStore implements EndpointStore {
       );
       throw error;
     } finally {
-      client.release(broken);
+      client.removeListener('error', onError);
+      client.release(broken ?? lost); // a connection that failed is discarded, not pooled
     }
   }
 

@@ -623,6 +623,38 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       }
     });
 
+    it('when the connection of a transaction is terminated mid-way, then the call rejects, the process lives on and the store keeps working', async () => {
+      const store = await fresh({ statementTimeoutMs: 10_000 });
+      await store.create('ep-1', hashToken('t'), initialRecord());
+      const delivery = { platform: 'chat_a' as const, url: 'https://hooks.example.com/a', payload: '{}', expiresAt: Date.now() + 60_000 };
+      await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [delivery] }, result: undefined }));
+      const [claimed] = await store.claimDeliveries(Date.now(), 60_000, 1);
+      const holder = new pg.Client({ connectionString: db.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query("SELECT 1 FROM endpoints WHERE id = 'ep-1' FOR UPDATE");
+        // completeDelivery runs BEGIN ... COMMIT on a checked-out connection, and waits there for the row lock.
+        const completing = store.completeDelivery(claimed!, () => ({ result: undefined })).then(() => 'completed', (e: Error) => e.message);
+        const waitingInTransaction = async () =>
+          (
+            await admin.query(
+              "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'chatbridge' AND wait_event_type = 'Lock'",
+            )
+          ).rows as { pid: number }[];
+        let waiting: { pid: number }[] = [];
+        while ((waiting = await waitingInTransaction()).length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        await admin.query('SELECT pg_terminate_backend($1)', [waiting[0]!.pid]);
+        expect(await completing).toMatch(/terminat/i);
+        await holder.query('ROLLBACK');
+        expect(await store.update('ep-1', (cur) => ({ result: cur!.state.seq }))).toBe(1);
+        expect(await store.countDeliveries()).toBe(1); // rolled back: the delivery is still queued
+      } finally {
+        await holder.end();
+        await store.close();
+      }
+    });
+
     it('when every pooled connection stays busy past the acquire timeout, then the next call rejects', async () => {
       const store = await fresh({ poolSize: 1, acquireTimeoutMs: 300, statementTimeoutMs: 3000 });
       await store.create('ep-1', hashToken('t'), initialRecord());
