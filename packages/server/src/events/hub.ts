@@ -66,15 +66,20 @@ function safely(listener: ChangeListener, version: number | undefined): void {
 }
 
 /**
- * The in-process feed: the store publishes after each commit, in the process that committed. Enough
- * for SQLite, which one server process serves; writes another process makes to the same file (the
- * CLI rotating or deleting) are not heard, and streams notice those at their next heartbeat.
+ * The in-process feed: the store publishes after each commit, in the process that committed. Writes
+ * another process makes to the same file (the CLI rotating or deleting) name no endpoint: the SQLite
+ * store notices them and has every subscriber look again (`publishToAll`).
  */
 export class ChangeHub {
   private readonly subscribers = new Subscribers();
 
   publish(endpointId: string, version: number): void {
     this.subscribers.notify(endpointId, version);
+  }
+
+  /** Something changed, endpoint unknown: every subscriber looks again. */
+  publishToAll(): void {
+    this.subscribers.notifyAll();
   }
 
   /** A feed over this hub; closing it drops only its own subscriptions. */

@@ -98,6 +98,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** How long a group commit keeps retrying a write lock held by another process (default 5000 ms). */
   lockWaitMs?: number;
+  /** While a change feed is open, how often commits of other processes are looked for (default 250 ms). */
+  othersCheckMs?: number;
 }
 
 const DEFAULT_CACHED_ROWS = 10_000;
@@ -194,8 +196,11 @@ export class SqliteEndpointStore implements EndpointStore {
   private readonly cache: RowCache;
   private readonly groupCommitListeners: ((commit: GroupCommitTiming) => void)[] = [];
   private readonly lockWaitMs: number;
+  private readonly othersCheckMs: number;
   /** A retry of the queued batch is scheduled: another process held the write lock. */
   private lockRetry: { timer: NodeJS.Timeout; delayMs: number } | undefined;
+  /** While a change feed is open: watches for commits of other processes (see openChangeFeed). */
+  private othersWatch: NodeJS.Timeout | undefined;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.clock = options.clock ?? Date.now;
@@ -203,6 +208,7 @@ export class SqliteEndpointStore implements EndpointStore {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
     this.lockWaitMs = options.lockWaitMs ?? 5000;
+    this.othersCheckMs = options.othersCheckMs ?? 250;
     const busyTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000));
     this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = ${busyTimeoutMs}; PRAGMA foreign_keys = ON;`);
     const q = (sql: string) => this.db.prepare(sql);
@@ -569,7 +575,24 @@ export class SqliteEndpointStore implements EndpointStore {
     return total;
   }
 
+  /**
+   * The in-process hub hears this process's commits. Another process's (the CLI rotating a token or
+   * deleting an endpoint) change `PRAGMA data_version`, checked every `othersCheckMs`: then every
+   * stream looks again, and one whose token was rotated or whose endpoint was deleted ends. Without
+   * this it went on until its next heartbeat.
+   */
   async openChangeFeed(): Promise<ChangeFeed> {
+    if (!this.othersWatch) {
+      const dataVersion = this.db.prepare('PRAGMA data_version');
+      let seen = dataVersion.get();
+      this.othersWatch = setInterval(() => {
+        const now = dataVersion.get();
+        if ((now as { data_version: number }).data_version === (seen as { data_version: number }).data_version) return;
+        seen = now;
+        this.hub.publishToAll();
+      }, this.othersCheckMs);
+      this.othersWatch.unref();
+    }
     return this.hub.feed();
   }
 
@@ -578,6 +601,7 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.othersWatch);
     this.groupCommit(); // updates already accepted are committed, not dropped
     if (this.db.isOpen) this.db.close();
   }

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EndpointRecord } from '../../src/domain/record.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
+import { hashToken } from '../../src/tokens.ts';
 import { raw, useServer } from './harness.ts';
 import { eventually } from './receiver.ts';
 
@@ -374,6 +375,30 @@ describe('streamEndpointEvents with a replay window of 3 events', () => {
     const live = await update('w7');
     expect(await tooOld.next()).toMatchObject({ id: 7, event: 'record', record: live });
     tooOld.close();
+  });
+});
+
+describe('streamEndpointEvents and another process on the same SQLite file', () => {
+  it('when the CLI (another connection) rotates the token or deletes the endpoint, then the open stream ends at once, not at its next heartbeat', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'chatbridge-sse-')), 'store.sqlite');
+    const server = await startTestServer({ store: new SqliteEndpointStore(file), events: { heartbeatMs: 60_000 } });
+    const cli = new SqliteEndpointStore(file);
+    try {
+      const token = await server.provision('elsewhere');
+      const first = await open('elsewhere', token, {}, '', server);
+      expect(await first.next()).toMatchObject({ id: 0 });
+      expect(await cli.setTokenHash('elsewhere', hashToken('rotated elsewhere'))).toBe(true);
+      expect(await first.next(3000)).toBeUndefined();
+
+      const token2 = await server.provision('elsewhere-2');
+      const second = await open('elsewhere-2', token2, {}, '', server);
+      expect(await second.next()).toMatchObject({ id: 0 });
+      expect(await cli.delete('elsewhere-2')).toBe(true);
+      expect(await second.next(3000)).toBeUndefined();
+    } finally {
+      await cli.close();
+      await server.close();
+    }
   });
 });
 
