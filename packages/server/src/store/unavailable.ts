@@ -9,14 +9,16 @@ export class StoreUnavailableError extends Error {
 }
 
 // PostgreSQL: connection exceptions (08xxx), admin shutdown / crash (57P0x), cannot connect now,
-// statement or lock timeout (57014, 55P03), too many connections (53300), and what a restore or a
-// credentials rotation looks like from here: the database does not exist (3D000), the login fails
-// (28000, 28P01); node-postgres and socket-level failures (`timeout expired` is a connect that got no
-// answer: a partition); SQLite: the file is locked past busy_timeout.
+// statement or lock timeout (57014, 55P03), insufficient resources (53xxx: a full disk, out of
+// memory, too many connections), a read-only transaction (25006: a failover left us on a standby),
+// and what a restore or a credentials rotation looks like from here: the database does not exist
+// (3D000), the login fails (28000, 28P01); node-postgres and socket-level failures (`timeout expired`
+// is a connect that got no answer: a partition); SQLite: the file is locked past busy_timeout, the
+// disk is full, or it fails to read or write (node:sqlite's codes are numeric, so by message).
 const UNAVAILABLE_CODES =
-  /^(08...|57P0\d|57014|55P03|53300|3D000|28000|28P01|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|SQLITE_BUSY)$/;
+  /^(08...|57P0\d|57014|55P03|53...|25006|3D000|28000|28P01|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|SQLITE_BUSY)$/;
 const UNAVAILABLE_MESSAGES =
-  /timeout exceeded when trying to connect|timeout expired|Connection terminated|Query read timeout|connect ECONNREFUSED|Client has encountered a connection error|is not currently accepting connections|database is locked/i;
+  /timeout exceeded when trying to connect|timeout expired|Connection terminated|Query read timeout|connect ECONNREFUSED|Client has encountered a connection error|is not currently accepting connections|database is locked|database or disk is full|disk I\/O error/i;
 
 export function isUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; errcode?: unknown; message?: unknown } | null;
