@@ -478,6 +478,9 @@ export class SqliteEndpointStore implements EndpointStore {
         this.tx.release.run();
         return { ok: true, value };
       } catch (error) {
+        // Some failures (a full disk, an I/O error) make SQLite roll the whole transaction back: no
+        // savepoint is left to return to, and the batch fails with that error (an outage: 503).
+        if (!this.db.isTransaction) throw error;
         this.tx.rollbackTo.run();
         this.tx.release.run();
         return { ok: false, error };

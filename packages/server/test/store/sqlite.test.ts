@@ -7,6 +7,7 @@ import { initialRecord } from '../../src/domain/record.ts';
 import { MIGRATIONS, SqliteEndpointStore } from '../../src/store/sqlite.ts';
 import type { GroupCommitTiming, StoredEndpoint } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
+import { isUnavailable } from '../../src/store/unavailable.ts';
 import { describeStoreContract } from './contract.ts';
 
 const scratchFile = () => join(mkdtempSync(join(tmpdir(), 'chatbridge-sqlite-')), 'store.sqlite');
@@ -382,5 +383,39 @@ describe("SqliteEndpointStore and another process's write lock", () => {
     expect((await store.get('locked-2'))!.record.meta.message.content).toBeNull();
     expect(await write(store, 'locked-2', 'later')).toBe('later'); // the store works on afterwards
     await store.close();
+  });
+});
+
+describe('SqliteEndpointStore on a full disk', () => {
+  it('when the database cannot grow, then updates reject as an outage, none is half-applied, reads go on, and writes resume once there is room', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'chatbridge-full-')), 'store.sqlite');
+    const store = new SqliteEndpointStore(file);
+    // The store's own connection, reached for the test only: a page cap is how SQLite sees a full disk.
+    const db = (store as unknown as { db: DatabaseSync }).db;
+    try {
+      for (let i = 0; i < 20; i++) await store.create(`ep-${i}`, hashToken('t'), initialRecord());
+      const before = await Promise.all(Array.from({ length: 20 }, (_, i) => store.get(`ep-${i}`)));
+      const pages = (db.prepare('PRAGMA page_count').get() as { page_count: number }).page_count;
+      db.exec(`PRAGMA max_page_count = ${pages}`);
+      const big = (cur: StoredEndpoint | undefined) => {
+        const record = structuredClone(cur!.record);
+        record.config.blacklist = Array.from({ length: 200 }, (_, w) => `word-${w}-${'x'.repeat(20)}`);
+        return { write: { record, state: cur!.state }, result: 'written' };
+      };
+      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => store.update(`ep-${i}`, big).catch((e: unknown) => e)));
+      const failures = outcomes.filter((o) => o !== 'written');
+      expect(failures.length).toBeGreaterThan(0);
+      for (const f of failures) expect([String(f), isUnavailable(f)]).toEqual([String(f), true]);
+      // What failed left its row as it was; reads still answer.
+      for (const [i, o] of outcomes.entries()) {
+        const row = await store.get(`ep-${i}`);
+        if (o !== 'written') expect(row!.recordJson).toBe(before[i]!.recordJson);
+        else expect(row!.record.config.blacklist).toHaveLength(200);
+      }
+      db.exec('PRAGMA max_page_count = 1073741823');
+      expect(await store.update('ep-0', big)).toBe('written');
+    } finally {
+      await store.close();
+    }
   });
 });
