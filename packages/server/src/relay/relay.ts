@@ -5,10 +5,9 @@
 // Each webhook platform has a lane of its own: a platform whose webhooks all hang fills its own
 // slots, never the other's.
 import { nextAttemptDelay } from '../delivery/backoff.ts';
-import { webhookBody } from '../delivery/payload.ts';
 import { redactWebhookUrl } from '../delivery/send.ts';
 import type { SendOutcome, WebhookSender } from '../delivery/send.ts';
-import { isExpired, markRead, planDeliveries, resetToIdle } from '../domain/lifecycle.ts';
+import { isExpired, markRead, resetToIdle } from '../domain/lifecycle.ts';
 import { type Platform, WEBHOOK_PLATFORMS } from '../domain/record.ts';
 import type { Logger } from '../logger.ts';
 import type { Delivery, EndpointStore } from '../store/port.ts';
@@ -165,27 +164,29 @@ export class Relay {
   }
 
   /**
-   * One pass: expire stale messages, then, for each webhook platform, claim what is due to it, as far
-   * as its lane's free slots allow, and start delivering it. Deliveries are not awaited: a webhook
-   * that answers slowly (up to the sender's timeout) must delay neither other endpoints' deliveries
-   * nor the expiry of their messages. Returns true when a lane claimed a full batch, so the caller
-   * runs the next pass at once.
+   * One pass: expire stale messages, then claim what is due to each webhook platform, as far as its
+   * lane's free slots allow (one claim for all lanes), and start delivering it. Deliveries are not
+   * awaited: a webhook that answers slowly (up to the sender's timeout) must delay neither other
+   * endpoints' deliveries nor the expiry of their messages. Returns true when a lane claimed a full
+   * batch, so the caller runs the next pass at once.
    */
   async pass(): Promise<boolean> {
     await this.expireStale();
-    let more = false;
-    let saturated = false;
+    const limits: Partial<Record<Platform, number>> = {};
+    this.saturated = false;
     for (const [platform, lane] of this.lanes) {
       const free = this.o.maxInFlight - lane.size;
-      if (free < this.o.batchSize) saturated = true;
-      if (free <= 0) continue;
-      const limit = Math.min(this.o.batchSize, free);
-      const claimed = await this.o.store.claimDeliveries(this.o.clock(), this.o.leaseMs, limit, platform);
-      for (const d of claimed) this.track(lane, this.deliver(d));
-      if (claimed.length === limit && free >= this.o.batchSize) more = true;
+      if (free < this.o.batchSize) this.saturated = true;
+      if (free > 0) limits[platform] = Math.min(this.o.batchSize, free);
     }
-    this.saturated = saturated;
-    return more;
+    const claimed = await this.o.store.claimDeliveries(this.o.clock(), this.o.leaseMs, limits);
+    const perLane = new Map<Platform, number>();
+    for (const d of claimed) {
+      // The outbox only holds deliveries to webhook platforms, each of which has a lane.
+      this.track(this.lanes.get(d.platform)!, this.deliver(d));
+      perLane.set(d.platform, (perLane.get(d.platform) ?? 0) + 1);
+    }
+    return [...perLane].some(([platform, n]) => n === this.o.batchSize && limits[platform] === this.o.batchSize);
   }
 
   private count(event: keyof RelayStats): void {
@@ -204,14 +205,17 @@ export class Relay {
   }
 
   /**
-   * What to send for a claimed delivery, from the endpoint as it is now: a retry goes to the webhook
-   * set since it was queued, with the message as it is now. Undefined when it no longer applies: the
-   * message is over or replaced, its platform has read it, or the webhook or `selfuse` was removed.
+   * Whether a claimed delivery still applies, by the endpoint as it is now: its message is still the
+   * pending one, its platform has not read it, `selfuse` is still on, and the webhook it was queued for
+   * is still one of the platform's (a removed or replaced webhook is never posted to; a replacement
+   * gets the next message). What is sent is the message as posted, to that webhook: fields a bot edits
+   * afterwards, its next message's included, never go out under this message's key.
    */
-  private async currentTarget(d: Delivery): Promise<{ url: string; payload: string } | undefined> {
+  private async stillApplies(d: Delivery): Promise<boolean> {
     const current = await this.o.store.get(d.endpointId);
-    if (!current || current.state.seq !== d.seq) return undefined;
-    return planDeliveries(current, d.expiresAt, webhookBody).find((p) => p.platform === d.platform);
+    if (!current || current.state.seq !== d.seq) return false;
+    const { config, meta } = current.record;
+    return config['self-user'] && meta.trigger && !meta.read[d.platform] && config.webhooks[d.platform].includes(d.url);
   }
 
   private async expireStale(): Promise<void> {
@@ -232,17 +236,16 @@ export class Relay {
 
   private async deliver(d: Delivery): Promise<void> {
     const { store, sender, logger, clock } = this.o;
-    const target = await this.currentTarget(d);
-    if (!target) {
+    if (!(await this.stillApplies(d))) {
       await store.dropDelivery(d.id);
       this.count('superseded');
       logger.info({ endpoint: d.endpointId, message: d.seq, platform: d.platform }, 'webhook delivery no longer applies; dropped unsent');
       return;
     }
-    const log = logger.child({ endpoint: d.endpointId, message: d.seq, platform: d.platform, webhook: redactWebhookUrl(target.url), attempt: d.attempts });
+    const log = logger.child({ endpoint: d.endpointId, message: d.seq, platform: d.platform, webhook: redactWebhookUrl(d.url), attempt: d.attempts });
     let outcome: SendOutcome;
     try {
-      outcome = await sender.send(target.url, JSON.parse(target.payload), idempotencyKey(d), this.stopping.signal);
+      outcome = await sender.send(d.url, JSON.parse(d.payload), idempotencyKey(d), this.stopping.signal);
     } catch (err) {
       outcome = { kind: 'retry', reason: err instanceof Error ? err.message : 'send failed' };
     }

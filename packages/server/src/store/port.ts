@@ -117,11 +117,12 @@ export interface EndpointStore {
   listIds(after: string | undefined, limit: number): Promise<string[]>;
 
   /**
-   * Leases up to `limit` due, unexpired, unleased outbox entries until `now + leaseMs` and counts
-   * the attempt; only those to `platform` when it is given. Concurrent callers (other processes
-   * included) never receive the same entry while its lease runs.
+   * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt: up
+   * to `limits` of them, or, given per platform, up to each platform's limit (in one transaction
+   * where the store commits on the caller's thread). Concurrent callers (other processes included)
+   * never receive the same entry while its lease runs.
    */
-  claimDeliveries(now: number, leaseMs: number, limit: number, platform?: Platform): Promise<Delivery[]>;
+  claimDeliveries(now: number, leaseMs: number, limits: number | Partial<Record<Platform, number>>): Promise<Delivery[]>;
   /**
    * The delivery succeeded: removes its entry and, in the same transaction, applies `decide` to its
    * endpoint (marks the platform read). If the entry is gone (superseded), `decide` sees that.

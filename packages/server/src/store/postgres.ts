@@ -27,7 +27,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { TurnBatches } from './postgresTurnBatches.ts';
-import { type EndpointRow, type OutboxRow, toDelivery, toStored } from './rows.ts';
+import { type EndpointRow, type OutboxRow, claimLanes, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
 import type { ChangeFeed } from '../events/hub.ts';
 import { CHANGES_CHANNEL, PostgresChangeFeed } from '../events/pgFeed.ts';
@@ -402,9 +402,11 @@ export class PostgresEndpointStore implements EndpointStore {
     return (await this.pool.query<{ id: string }>(statement('list', [after ?? '', limit]))).rows.map((r) => r.id);
   }
 
-  async claimDeliveries(now: number, leaseMs: number, limit: number, platform?: Platform): Promise<Delivery[]> {
-    const { rows } = await this.pool.query<OutboxRow>(statement('claim', [now + leaseMs, now, limit, platform ?? null]));
-    return rows.map(toDelivery).sort((a, b) => a.id - b.id);
+  async claimDeliveries(now: number, leaseMs: number, limits: number | Partial<Record<Platform, number>>): Promise<Delivery[]> {
+    const claimed = await Promise.all(
+      claimLanes(limits).map(async ([to, limit]) => (await this.pool.query<OutboxRow>(statement('claim', [now + leaseMs, now, limit, to]))).rows),
+    );
+    return claimed.flat().map(toDelivery).sort((a, b) => a.id - b.id);
   }
 
   async completeDelivery<T>(

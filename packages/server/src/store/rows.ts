@@ -58,6 +58,12 @@ export function toStored(row: EndpointRow | undefined): StoredEndpoint | undefin
   return row ? new StoredRow(row) : undefined;
 }
 
+/** The (platform, or null for any; limit) pairs a claim asks for; lanes without room are left out. */
+export function claimLanes(limits: number | Partial<Record<Platform, number>>): [Platform | null, number][] {
+  if (typeof limits === 'number') return limits > 0 ? [[null, limits]] : [];
+  return (Object.entries(limits) as [Platform, number][]).filter(([, limit]) => limit > 0);
+}
+
 export const toDelivery = (r: OutboxRow): Delivery => ({
   id: r.id,
   endpointId: r.endpoint_id,

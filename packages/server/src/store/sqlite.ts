@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { RowCache } from './rowCache.ts';
-import { type EndpointRow, type OutboxRow, StoredRow, toDelivery, toStored } from './rows.ts';
+import { type EndpointRow, type OutboxRow, StoredRow, claimLanes, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
 import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
 import {
@@ -521,9 +521,13 @@ export class SqliteEndpointStore implements EndpointStore {
     return (this.stmts.list.all(after ?? '', limit) as { id: string }[]).map((r) => r.id);
   }
 
-  async claimDeliveries(now: number, leaseMs: number, limit: number, platform?: Platform): Promise<Delivery[]> {
-    const to = platform ?? null;
-    return this.transaction(() => (this.stmts.claim.all(now + leaseMs, now, now, now, to, to, limit) as unknown as OutboxRow[]).map(toDelivery));
+  async claimDeliveries(now: number, leaseMs: number, limits: number | Partial<Record<Platform, number>>): Promise<Delivery[]> {
+    const lanes = claimLanes(limits);
+    if (lanes.length === 0) return [];
+    // One transaction for every lane: one commit (and fsync, if anything was claimed) on the event loop.
+    return this.transaction(() =>
+      lanes.flatMap(([to, limit]) => (this.stmts.claim.all(now + leaseMs, now, now, now, to, to, limit) as unknown as OutboxRow[]).map(toDelivery)),
+    );
   }
 
   async completeDelivery<T>(

@@ -194,18 +194,34 @@ describe('relay: lanes per platform', () => {
   });
 });
 
-describe('relay: a retry reads the endpoint as it is then', () => {
-  it('when the webhook is changed while a delivery waits for its retry, then the retry goes to the new webhook', async () => {
+describe('relay: a retry checks that it still applies, and sends the message as posted', () => {
+  it('when the webhook is replaced while a delivery waits for its retry, then neither the old nor the new webhook gets the retry', async () => {
     const { server, client } = await start();
     const { id, token } = await community(client, server);
     receiver.script({ status: 503, headers: { 'retry-after': '1' } });
     await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'moved', trigger: true });
     await eventually(() => receiver.received.length === 1);
     await client.updateEndpoint(id, token, { index: 0, webhook_chat_a: receiver.url('a0-new') });
-    await eventually(async () => (await client.getEndpoint(id, token)).meta.read.chat_a, 8000);
-    expect(receiver.received.map((r) => r.path.split('/')[2])).toEqual(['a0', 'a0-new']);
-    expect(receiver.received[1]!.body).toMatchObject({ content: 'moved' });
+    await eventually(() => server.relay.stats.superseded === 1, 8000);
+    expect(receiver.received.map((r) => r.path.split('/')[2])).toEqual(['a0']);
+    expect(await server.store.countDeliveries()).toBe(0);
+  });
+
+  it("when the bot edits the pending message's channel or text while a retry waits, then the retry carries the message as posted to its own bridge", async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    receiver.script({ status: 503, headers: { 'retry-after': '1' } });
+    await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'first', trigger: true });
+    await eventually(() => receiver.received.length === 1);
+    // No trigger: the pending message's fields change, as when a bot prepares its next message.
+    await client.updateEndpoint(id, token, { sender_channel: 'b-0001-chan', message_content: 'second' });
+    await eventually(() => receiver.received.length === 2, 8000);
+    expect(receiver.received.map((r) => [r.path.split('/')[2], r.body.content])).toEqual([
+      ['a0', 'first'],
+      ['a0', 'first'],
+    ]);
     expect(receiver.received[1]!.idempotencyKey).toBe(receiver.received[0]!.idempotencyKey);
+    await eventually(() => server.relay.stats.delivered === 1);
   });
 
   it('when selfuse is turned off while a delivery waits for its retry, then it is dropped unsent', async () => {

@@ -205,11 +205,17 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect(again.map((d) => d.attempts)).toEqual([2, 2]);
       });
 
-      it('when a platform is named, then only entries to that platform are claimed', async () => {
+      it('when limits are given per platform, then each platform gets at most its own, and a platform not named gets none', async () => {
+        await store.create('ep-p', hashToken('t'), initialRecord());
         await pend('ep-o', 1);
-        expect((await store.claimDeliveries(2000, 60_000, 10, 'chat_b')).map((d) => d.platform)).toEqual(['chat_b']);
-        expect(await store.claimDeliveries(2000, 60_000, 10, 'chat_b')).toEqual([]);
-        expect((await store.claimDeliveries(2000, 60_000, 10, 'chat_a')).map((d) => d.platform)).toEqual(['chat_a']);
+        await pend('ep-p', 1);
+        expect((await store.claimDeliveries(2000, 60_000, { chat_b: 1 })).map((d) => d.platform)).toEqual(['chat_b']);
+        const both = await store.claimDeliveries(2000, 60_000, { chat_a: 5, chat_b: 0 });
+        expect(both.map((d) => [d.platform, d.endpointId]).sort()).toEqual([
+          ['chat_a', 'ep-o'],
+          ['chat_a', 'ep-p'],
+        ]);
+        expect((await store.claimDeliveries(2000, 60_000, { chat_a: 5, chat_b: 5 })).map((d) => d.platform)).toEqual(['chat_b']);
       });
 
       it('when claimed concurrently, then no entry goes to two claimers', async () => {
