@@ -1,7 +1,7 @@
 // `pnpm chatbridge ...`: provisioning directly on the configured store (same environment as the
 // server). Tokens are printed once and never stored in plain text.
 import { Command, InvalidArgumentError } from 'commander';
-import { ENDPOINT_ID, ENDPOINT_TOKEN, createEndpoint, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
+import { ENDPOINT_ID, createEndpoint, existingTokenProblem, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { displayUrl } from './http/displayUrl.ts';
 import { openStore } from './store/open.ts';
@@ -55,8 +55,9 @@ program
   .action((id: string, opts: { existingToken?: boolean }) =>
     withStore(async (store, baseUrl) => {
       const existing = opts.existingToken ? await firstLineOfStdin() : undefined;
-      if (existing !== undefined && !ENDPOINT_TOKEN.test(existing)) {
-        console.error('The existing token must be 71 to 85 characters of A-Z a-z 0-9 _ - (what bots can present); nothing was created.');
+      const problem = existing === undefined ? undefined : existingTokenProblem(existing);
+      if (problem) {
+        console.error(`The existing token ${problem}; nothing was created.`);
         return 1;
       }
       const issued = await createEndpoint(store, id, existing);

@@ -83,7 +83,10 @@ describe('chatbridge CLI', () => {
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('71 to 85 characters');
     }
-    expect((await cli(dir, 'list')).stdout.trim().split('\n')).toEqual(['migrated-1']);
+    const issued = tokenIn((await cli(dir, 'create', 'issued-1')).stdout);
+    const copied = await cliWithInput(dir, `${issued}\n`, 'create', 'migrated-3', '--existing-token');
+    expect([copied.code, copied.stderr]).toEqual([1, expect.stringContaining('chatbridge issued')]);
+    expect((await cli(dir, 'list')).stdout.trim().split('\n')).toEqual(['issued-1', 'migrated-1']);
   });
 
   it('when HOST is an IPv6 or wildcard address, or PORT is 0, then the printed curl line is still a working URL', async () => {

@@ -2,7 +2,7 @@
 // reach the store.
 import { initialRecord } from '../domain/record.ts';
 import type { EndpointStore } from '../store/port.ts';
-import { hashToken, issueToken } from '../tokens.ts';
+import { TOKEN_PREFIX, hashToken, issueToken } from '../tokens.ts';
 
 export interface IssuedToken {
   id: string;
@@ -12,6 +12,16 @@ export interface IssuedToken {
 export const ENDPOINT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** What a bot can present as `token` (the spec's token parameter): an existing token must match it. */
 export const ENDPOINT_TOKEN = /^[A-Za-z0-9_-]{71,85}$/;
+
+/**
+ * Why an existing token cannot be given to a new endpoint, if it cannot: one chatbridge issued
+ * (`cbt_`) belongs to its own endpoint, and copying it would let that endpoint's bots into this one.
+ */
+export function existingTokenProblem(token: string): string | undefined {
+  if (!ENDPOINT_TOKEN.test(token)) return 'must be 71 to 85 characters of A-Z a-z 0-9 _ - (what bots can present)';
+  if (token.startsWith(TOKEN_PREFIX)) return `is one chatbridge issued (${TOKEN_PREFIX}...): it belongs to its own endpoint; give only tokens of the original service`;
+  return undefined;
+}
 
 /**
  * undefined when the ID is taken. `existingToken`: a migrated endpoint keeps the token its bots

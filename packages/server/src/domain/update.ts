@@ -98,9 +98,14 @@ const LIST_TARGETS: ListTarget[] = [
 const splitCommaList = (value: string) => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 /**
  * Attachment URLs are split only at a comma that starts the next URL (`,https://`, `, http://`): a
- * comma inside a URL (`/resize,w_100/photo.png`) is part of it.
+ * comma inside a URL (`/resize,w_100/photo.png`) is part of it. Commas and blanks that end an item
+ * are separators (`a.png,`, `a.png,,b.png`, `a.png, ,b.png`), as in the other comma lists.
  */
-const splitUrlList = (value: string) => value.split(/,(?=\s*https?:\/\/)/i).map((s) => s.trim()).filter((s) => s.length > 0);
+const splitUrlList = (value: string) =>
+  value
+    .split(/,(?=[\s,]*https?:\/\/)/i)
+    .map((s) => s.replace(/^[\s,]+|[\s,]+$/g, ''))
+    .filter((s) => s.length > 0);
 
 
 /**

@@ -1,13 +1,15 @@
-import { createEndpoint as provision } from '../admin/endpoints.ts';
+import { createEndpoint as provision, existingTokenProblem } from '../admin/endpoints.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, reply } from '../http/operations.ts';
-import { HttpProblem } from '../http/problem.ts';
+import { HttpProblem, invalid } from '../http/problem.ts';
 
 export const createEndpoint =
   ({ store, logger }: AppDeps): Handler =>
   async (req, res) => {
     // The validator has checked both against the spec (the token's length and alphabet included).
     const { id, token } = req.body as { id: string; token?: string };
+    const problem = token === undefined ? undefined : existingTokenProblem(token);
+    if (problem) throw invalid([{ parameter: 'token', in: 'body', message: problem }]);
     const issued = await provision(store, id, token);
     if (!issued) throw new HttpProblem(409, 'An endpoint with this ID already exists.');
     logger.info({ endpoint: id, tokenSource: token === undefined ? 'issued' : 'migrated' }, 'endpoint created');

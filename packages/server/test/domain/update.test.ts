@@ -200,6 +200,20 @@ describe('applyUpdate: scalars and message', () => {
     ]);
   });
 
+  it('when a list of attachments has a trailing, doubled or blank item, then the extra commas are separators, not part of a URL', () => {
+    const a = 'https://cdn.example.com/a.png';
+    const b = 'https://cdn.example.com/b.png';
+    for (const [value, expected] of [
+      [`${a},`, [a]],
+      [`${a},,${b}`, [a, b]],
+      [`${a}, ,${b}`, [a, b]],
+      [`,${a}`, [a]],
+      [`${a} , , ${b} ,`, [a, b]],
+    ] as const) {
+      expect([value, apply({ message_attachments: value }).meta.message.attachments]).toEqual([value, expected]);
+    }
+  });
+
   it('when an attachment is not a URL, then it is rejected', () => {
     expect(issuesOf({ message_attachments: 'not a url at all, really' })).toEqual([
       expect.objectContaining({ parameter: 'message_attachments' }),

@@ -22,6 +22,14 @@ describe('admin operations', () => {
     expect(Buffer.from((await h.server.store.get('community-migrated'))!.tokenHash)).toEqual(hashToken(existing));
   });
 
+  it('createEndpoint: when the existing token is one the service issued to another endpoint, then 400 naming token, and nothing is created', async () => {
+    const { token: issued } = await h.client.createEndpoint('community-original');
+    const e = await failure(h.client.createEndpoint('community-copy', { token: issued }));
+    expect(e.status).toBe(400);
+    expect(e.problem.errors).toEqual([expect.objectContaining({ parameter: 'token', in: 'body', message: expect.stringContaining('chatbridge issued') })]);
+    expect(await h.server.store.get('community-copy')).toBeUndefined();
+  });
+
   it.each([
     ['too short', 'a'.repeat(70)],
     ['too long', 'a'.repeat(86)],

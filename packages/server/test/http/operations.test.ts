@@ -1,4 +1,5 @@
 // What operators and browsers see: metrics, security headers, CORS policy, size limits, slow clients.
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureGroupCommits } from '../../src/observability/instrumentStore.ts';
@@ -161,6 +162,23 @@ describe('size limits and slow clients', () => {
       expect([body.slice(0, 10), r.status]).toEqual([body.slice(0, 10), 200]);
     }
     expect((await h.client.getEndpoint(id, token)).meta.message.content).toBe(params.message_content);
+  });
+
+  it('when an endpoint is named admin, then its record path is a record operation: body ignored, the endpoint challenge on 401', async () => {
+    const token = await h.server.provision('admin');
+    // fetch sends no body with GET; node:http does, as some bots' HTTP libraries do.
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const req = request(`${h.server.url}/admin?token=${token}`, { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': '4' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      req.on('error', reject);
+      req.end('null');
+    });
+    expect(status).toBe(200);
+    const wrong = await fetch(`${h.server.url}/ADMIN?token=${'x'.repeat(76)}`);
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toBe('ApiKey realm="chatbridge", in="query", name="token"');
   });
 
   it('when a GET operation is asked with HEAD, then it answers as GET without a body', async () => {
