@@ -162,6 +162,9 @@ export interface paths {
          *       record tells the client it missed changes.
          *     - **Heartbeat**: a comment line every 15 seconds keeps proxies and load balancers from closing an
          *       idle stream.
+         *     - **Slow clients**: events are written only as fast as the client reads them (a replay waits in
+         *       the store, not in the server's memory), and a stream whose client has read nothing for 60
+         *       seconds while events wait is ended; reconnect with `Last-Event-ID` to go on.
          *     - **Every instance** serves every change: a change made through one server instance reaches
          *       streams open on any other instance of the same database.
          *     - **Authentication** is checked when the stream opens (with the same `401` as `getEndpoint`) and

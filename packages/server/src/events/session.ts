@@ -57,7 +57,7 @@ export interface EventStreamOptions {
 /** Starts the stream (the caller has authenticated the request) and returns at once. */
 export function openEventStream(o: EventStreamOptions): void {
   const { store, streams, endpointId, token, res } = o;
-  const { heartbeatMs, retryMs, batchSize } = streams.settings;
+  const { heartbeatMs, retryMs, batchSize, stallMs } = streams.settings;
 
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream');
@@ -77,6 +77,8 @@ export function openEventStream(o: EventStreamOptions): void {
   let last: number | undefined = o.resume.kind === 'after' ? o.resume.version : undefined;
   let dirty = true;
   let pumping = false;
+  /** Since when the client has been taking nothing of what was written (undefined: it keeps up). */
+  let stalledSince: number | undefined;
 
   const end = () => {
     if (ended) return;
@@ -97,7 +99,9 @@ export function openEventStream(o: EventStreamOptions): void {
     !res.writableNeedDrain || ended
       ? Promise.resolve()
       : new Promise<void>((resolve) => {
+          stalledSince = Date.now();
           const done = () => {
+            stalledSince = undefined;
             res.off('drain', done);
             res.off('close', done);
             resolve();
@@ -130,7 +134,12 @@ export function openEventStream(o: EventStreamOptions): void {
       send(row.version, 'reset', row.record);
       return true; // events may have committed since `row` was read
     }
-    for (const event of events) send(event.version, 'record', event.record);
+    for (const event of events) {
+      send(event.version, 'record', event.record);
+      // Only as much as the socket takes: a client that does not read holds one event in this
+      // process, not a whole batch of them (records can be a few hundred KB each).
+      if (res.writableNeedDrain) return true;
+    }
     return events.length === batchSize;
   };
 
@@ -160,6 +169,11 @@ export function openEventStream(o: EventStreamOptions): void {
   const unsubscribe = streams.feed.subscribe(endpointId, wake);
   const untrack = streams.track(end, endpointId);
   const heartbeat = setInterval(() => {
+    if (stalledSince !== undefined && Date.now() - stalledSince >= stallMs) {
+      res.destroy(); // what it holds is dropped with the socket; a live client resumes from its last event
+      end();
+      return;
+    }
     res.write(HEARTBEAT);
     wake(); // also re-checks the token and catches anything a lost notification hid
   }, heartbeatMs);

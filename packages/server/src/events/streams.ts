@@ -16,6 +16,11 @@ export interface EventStreamSettings {
   sweepMs: number;
   /** Streams one endpoint may have open on this instance at once (default 20); more get 429. */
   maxPerEndpoint: number;
+  /**
+   * A stream whose client has taken nothing of what was written for this long is ended (default
+   * 60 s, checked at each heartbeat): the client reconnects with Last-Event-ID when it reads again.
+   */
+  stallMs: number;
 }
 
 export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
@@ -24,6 +29,7 @@ export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
   batchSize: 100,
   sweepMs: 60_000,
   maxPerEndpoint: 20,
+  stallMs: 60_000,
 };
 
 export class EventStreams {

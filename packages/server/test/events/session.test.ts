@@ -5,12 +5,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import express from 'express';
+import { connect } from 'node:net';
+import express, { type Response } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/events/hub.ts';
-import { formatEvent, openEventStream, resumePoint } from '../../src/events/session.ts';
-import { EventStreams } from '../../src/events/streams.ts';
+import { formatEvent, openEventStream, type ResumePoint, resumePoint } from '../../src/events/session.ts';
+import { type EventStreamSettings, EventStreams } from '../../src/events/streams.ts';
 import { createLogger } from '../../src/logger.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
 import { hashToken } from '../../src/tokens.ts';
@@ -61,7 +62,7 @@ describe('openEventStream', () => {
   });
 
   /** A bare app serving one stream per request of ep-1, over a feed that counts its subscriptions. */
-  async function serve() {
+  async function serve(options: { resume?: ResumePoint; settings?: Partial<EventStreamSettings>; responses?: Response[] } = {}) {
     store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-session-')), 'store.sqlite'));
     await store.create('ep-1', hashToken('t'), initialRecord());
     const inner = await store.openChangeFeed();
@@ -77,12 +78,13 @@ describe('openEventStream', () => {
       },
       close: () => inner.close(),
     };
-    const streams = new EventStreams(feed, { heartbeatMs: 20 });
+    const streams = new EventStreams(feed, { heartbeatMs: 20, ...options.settings });
     const app = express();
     const logger = createLogger('silent');
-    app.get('/s', (req, res) =>
-      openEventStream({ store: store!, streams, endpointId: 'ep-1', token: 't', resume: { kind: 'fresh' }, req, res, logger }),
-    );
+    app.get('/s', (req, res) => {
+      options.responses?.push(res);
+      openEventStream({ store: store!, streams, endpointId: 'ep-1', token: 't', resume: options.resume ?? { kind: 'fresh' }, req, res, logger });
+    });
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server!.once('listening', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/s`;
@@ -106,6 +108,58 @@ describe('openEventStream', () => {
     expect(subscriptions()).toBe(3);
     for (const c of controllers) c.abort();
     await until('every stream to end', () => streams.size === 0 && subscriptions() === 0);
+  });
+
+  /** Writes `count` versions of ep-1, each record about `kb` KB. */
+  async function bigVersions(count: number, kb: number) {
+    const words = Array.from({ length: kb * 4 }, (_, w) => `${String(w).padStart(6, '0')}${'x'.repeat(250)}`);
+    for (let v = 0; v < count; v++) {
+      await store!.update('ep-1', (cur) => {
+        const record = structuredClone(cur!.record);
+        record.config.blacklist = words.slice(v % 2); // a different record each time
+        return { write: { record, state: cur!.state }, result: undefined };
+      });
+    }
+  }
+
+  /** A client that asks for the stream and then never reads (its socket is paused). */
+  async function stalledClient(url: string) {
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /s HTTP/1.1\r\nHost: x\r\n\r\n');
+    socket.pause();
+    return socket;
+  }
+
+  it('when a client resumes far back and does not read, then the server holds about one event for it, not the whole replay', async () => {
+    const responses: Response[] = [];
+    const { url } = await serve({ resume: { kind: 'after', version: 0 }, settings: { heartbeatMs: 60_000 }, responses });
+    await bigVersions(100, 250); // 100 events of ~250 KB: 25 MB to replay
+    const socket = await stalledClient(url);
+    try {
+      await until('the stream to start', () => responses.length === 1);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      // What the kernel's socket buffers did not take waits in the response; a replay written
+      // whole would leave most of the 25 MB there.
+      expect(responses[0]!.writableLength).toBeLessThan(1024 * 1024);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('when a client takes nothing of what was written for the stall limit, then its stream is ended and its place given back', async () => {
+    const responses: Response[] = [];
+    const { url, streams } = await serve({ resume: { kind: 'after', version: 0 }, settings: { heartbeatMs: 20, stallMs: 200 }, responses });
+    await bigVersions(100, 250);
+    const socket = await stalledClient(url);
+    try {
+      await until('the stream to start', () => streams.size === 1);
+      await until('the stalled stream to end', () => streams.size === 0);
+      expect(responses[0]!.destroyed).toBe(true);
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('when the streams are ended for shutdown, then each response ends and new ones end at once', async () => {
