@@ -55,6 +55,8 @@ const EnvSchema = z.object({
   CHATBRIDGE_DRAIN_SECONDS: z.preprocess(unsetIfEmpty, z.coerce.number().min(0).max(300).default(0)),
   CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(100_000).default(10)),
   CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(50)),
+  CHATBRIDGE_MAX_CONNECTIONS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(10_000)),
+  CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(0)),
   CHATBRIDGE_TRUST_PROXY: z
     .string()
     .default('false')
@@ -90,6 +92,8 @@ export interface AppConfig {
   rateLimits: { authFailuresPerMinute: number; perEndpointPerSecond: number };
   /** Express `trust proxy` (false, true, a hop count, or addresses). */
   trustProxy: boolean | number | string;
+  /** Open connections allowed, in all and per client address (0: no limit). */
+  connections: { max: number; perAddress: number };
 }
 
 export type StoreConfig =
@@ -128,5 +132,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     corsOrigins: e.CHATBRIDGE_CORS_ORIGINS,
     rateLimits: { authFailuresPerMinute: e.CHATBRIDGE_AUTH_FAILURES_PER_MINUTE, perEndpointPerSecond: e.CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT },
     trustProxy: e.CHATBRIDGE_TRUST_PROXY,
+    connections: { max: e.CHATBRIDGE_MAX_CONNECTIONS, perAddress: e.CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS },
   };
 }

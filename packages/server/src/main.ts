@@ -43,6 +43,7 @@ async function main(): Promise<void> {
       messageTtlMs: config.messageTtlMs,
       corsOrigins: config.corsOrigins,
       trustProxy: config.trustProxy,
+      connections: config.connections,
       rateLimits: {
         ...config.rateLimits,
         backend: config.store.kind === 'postgres' ? { kind: 'postgres', databaseUrl: config.store.databaseUrl } : { kind: 'memory' },

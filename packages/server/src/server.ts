@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createApp } from './http/app.ts';
 import { answerClientError } from './http/clientError.ts';
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections } from './http/connectionLimits.ts';
 import { displayUrl } from './http/displayUrl.ts';
 import type { AppDeps } from './http/deps.ts';
 import { invalid, problemFor } from './http/problem.ts';
@@ -50,7 +51,7 @@ export class ListenError extends Error {
   }
 }
 
-export async function listen(deps: AppDeps, port: number, host: string): Promise<HttpListener> {
+export async function listen(deps: AppDeps, port: number, host: string, connections: ConnectionLimits = DEFAULT_CONNECTION_LIMITS): Promise<HttpListener> {
   // Every update parameter travels in the query string: 1500 code points percent-encoded can take
   // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
   const app = createApp(deps);
@@ -74,6 +75,7 @@ export async function listen(deps: AppDeps, port: number, host: string): Promise
     app(req, res);
   });
   server.on('clientError', answerClientError(MAX_REQUEST_HEAD_BYTES));
+  limitConnections(server, connections);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) => reject(new ListenError(host, port, err)));
     server.listen(port, host, () => resolve());

@@ -3,6 +3,7 @@
 import { createWebhookSender } from './delivery/send.ts';
 import { type EventStreamSettings, startEvents } from './events/streams.ts';
 import type { AppDeps, Readiness } from './http/deps.ts';
+import type { ConnectionLimits } from './http/connectionLimits.ts';
 import type { Logger } from './logger.ts';
 import { instrumentStore, measureGroupCommits } from './observability/instrumentStore.ts';
 import { createMetrics, type DeliveryOutcome } from './observability/metrics.ts';
@@ -26,6 +27,8 @@ export interface ServiceOptions {
   /** Abuse limits; default off (the server's configuration turns them on). */
   rateLimits?: RateLimitSettings;
   trustProxy?: boolean | number | string;
+  /** Open connections allowed, in all and per client address; default 10,000 and no per-address cap. */
+  connections?: ConnectionLimits;
   /** Event streams (streamEndpointEvents): heartbeat interval and the like; defaults in events/streams.ts. */
   events?: Partial<EventStreamSettings>;
 }
@@ -95,7 +98,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     trustProxy: options.trustProxy ?? false,
     events: events.streams,
   };
-  const http = await listen(deps, port, host);
+  const http = await listen(deps, port, host, options.connections);
   relay.start();
   return {
     url: http.url,

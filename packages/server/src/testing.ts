@@ -30,6 +30,7 @@ export interface TestServerOptions {
   events?: ServiceOptions['events'];
   rateLimits?: ServiceOptions['rateLimits'];
   corsOrigins?: string[];
+  connections?: ServiceOptions['connections'];
   /** Validate responses against the spec (default true); false runs production's direct reply path. */
   validateResponses?: boolean;
 }
@@ -51,6 +52,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.rateLimits && { rateLimits: options.rateLimits }),
       ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
       ...(options.events && { events: options.events }),
+      ...(options.connections && { connections: options.connections }),
     },
     0,
     '127.0.0.1',

@@ -55,6 +55,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ CHATBRIDGE_MESSAGE_TTL_SECONDS: '1.5' }).messageTtlMs).toBe(1500);
   });
 
+  it('when the connection limits are set, then they are read; unset, 10,000 in all and none per address', () => {
+    expect(loadConfig({}).connections).toEqual({ max: 10_000, perAddress: 0 });
+    expect(loadConfig({ CHATBRIDGE_MAX_CONNECTIONS: '500', CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '20' }).connections).toEqual({ max: 500, perAddress: 20 });
+    expect(() => loadConfig({ CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '-1' })).toThrow(/CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS/);
+  });
+
   it('when a numeric variable is empty or blank, then its default applies: an empty rate limit does not switch the limit off', () => {
     const config = loadConfig({ CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: '', CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: ' ', CHATBRIDGE_MESSAGE_TTL_SECONDS: '', CHATBRIDGE_PG_POOL_SIZE: '' });
     expect(config.rateLimits).toEqual({ authFailuresPerMinute: 10, perEndpointPerSecond: 50 });

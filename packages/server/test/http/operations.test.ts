@@ -1,6 +1,6 @@
 // What operators and browsers see: metrics, security headers, CORS policy, size limits, slow clients.
 import { request } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureGroupCommits } from '../../src/observability/instrumentStore.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
@@ -135,6 +135,55 @@ describe('CORS with configured origins', () => {
       expect(unauthorized.status).toBe(401);
       expect(unauthorized.headers.get('access-control-allow-origin')).toBeNull();
       expect(unauthorized.headers.get('www-authenticate')).toBe('Bearer realm="chatbridge-admin"');
+    }
+  });
+});
+
+describe('connection limits', () => {
+  /** Opens a connection and tells whether the server kept it: one it refuses is closed at once. */
+  const connectionKept = async (url: string) => {
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const closed = await Promise.race([
+      new Promise<boolean>((resolve) => socket.once('close', () => resolve(true))),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 300)),
+    ]);
+    return { kept: !closed, socket };
+  };
+
+  it('when one address holds its share of connections, then its next is closed at once, and a freed one can be opened again', async () => {
+    const server = await startTestServer({ connections: { max: 100, perAddress: 3 } });
+    const open: Socket[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const c = await connectionKept(server.url);
+        expect(c.kept).toBe(true);
+        open.push(c.socket);
+      }
+      const fourth = await connectionKept(server.url);
+      expect(fourth.kept).toBe(false);
+      open.pop()!.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const again = await connectionKept(server.url);
+      expect(again.kept).toBe(true);
+      open.push(again.socket);
+    } finally {
+      for (const s of open) s.destroy();
+      await server.close();
+    }
+  });
+
+  it('when the server holds its total of connections, then the next is closed at once', async () => {
+    const server = await startTestServer({ connections: { max: 2, perAddress: 0 } });
+    const open: Socket[] = [];
+    try {
+      for (let i = 0; i < 2; i++) open.push((await connectionKept(server.url)).socket);
+      const third = await connectionKept(server.url);
+      expect(third.kept).toBe(false);
+    } finally {
+      for (const s of open) s.destroy();
+      await server.close();
     }
   });
 });
