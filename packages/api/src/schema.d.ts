@@ -359,7 +359,7 @@ export interface components {
          * @description An RFC 9457 problem document. `type` names the kind of problem with a fragment:
          *     `#validation` (400), `#unauthorized` (401), `#not-found` (404), `#method-not-allowed` (405),
          *     `#request-timeout` (408), `#conflict` (409), `#payload-too-large` (413),
-         *     `#unsupported-media-type` (415), `#rate-limited` (429), `#header-too-large` (431),
+         *     `#unsupported-media-type` (415), `#expectation-failed` (417), `#rate-limited` (429), `#header-too-large` (431),
          *     `#unavailable` (503),
          *     `#internal` (500, a bug). `message` repeats `detail` for bots written against the original service.
          *     No problem document ever carries a stack trace or internal detail.
@@ -566,7 +566,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Any other answer, always a problem document without internal detail: `405` for a method the path does not have (with `Allow`), `408` when the request head took over 10 seconds, `413` for a request too large, `415` for a body that is not JSON or an unsupported `Content-Encoding`, `431` for a head over 128 KiB, and `500` for a bug (a path that no operation has is `404`). */
+        /** @description Any other answer, always a problem document without internal detail: `405` for a method the path does not have (with `Allow`), `408` when the request head took over 10 seconds, `413` for a request too large, `415` for a body that is not JSON or an unsupported `Content-Encoding`, `417` for an `Expect` header other than `100-continue`, `431` for a head over 128 KiB, and `500` for a bug (a path that no operation has is `404`). */
         UnexpectedError: {
             headers: {
                 [name: string]: unknown;

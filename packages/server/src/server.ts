@@ -30,11 +30,22 @@ export function originForm(target: string): string | undefined {
 /** The security headers every answer carries, for the one answered before the app sees the request. */
 const SECURITY_HEADERS = securityHeaderList(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra);
 
+/** Answers a problem document before the app sees the request, with the headers every answer carries. */
+function answerEarly(res: ServerResponse, status: 400 | 417, body: object): void {
+  const text = JSON.stringify(body);
+  for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
+  res.writeHead(status, { 'content-type': 'application/problem+json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Node answers an `Expect` other than `100-continue` with a bare 417 unless told how. */
+function rejectExpectation(_req: IncomingMessage, res: ServerResponse): void {
+  answerEarly(res, 417, problemFor(417, 'Only "Expect: 100-continue" is supported.'));
+}
+
 function rejectTarget(res: ServerResponse): void {
   const p = invalid([{ parameter: 'endpoint', in: 'path', message: 'the request target is not a valid URL' }]);
-  for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
-  res.writeHead(400, { 'content-type': 'application/problem+json; charset=utf-8' });
-  res.end(JSON.stringify(problemFor(400, p.message, undefined, p.errors)));
+  answerEarly(res, 400, problemFor(400, p.message, undefined, p.errors));
 }
 
 export interface HttpListener {
@@ -75,6 +86,7 @@ export async function listen(deps: AppDeps, port: number, host: string, connecti
     app(req, res);
   });
   server.on('clientError', answerClientError(MAX_REQUEST_HEAD_BYTES));
+  server.on('checkExpectation', rejectExpectation);
   limitConnections(server, connections);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) => reject(new ListenError(host, port, err)));

@@ -13,6 +13,7 @@ const KINDS = {
   409: ['conflict', 'Conflict'],
   413: ['payload-too-large', 'Payload too large'],
   415: ['unsupported-media-type', 'Unsupported media type'],
+  417: ['expectation-failed', 'Expectation failed'],
   429: ['rate-limited', 'Too many requests'],
   431: ['header-too-large', 'Request header fields too large'],
   500: ['internal', 'Internal server error'],

@@ -7,9 +7,9 @@ import { raw, useServer } from './harness.ts';
 const h = useServer();
 
 /** Sends a raw request line (for targets fetch() would normalise). */
-function rawRequest(port: number, target: string): Promise<{ status: number; type: string; head: string; body: string }> {
+function rawRequest(port: number, target: string, headers = ''): Promise<{ status: number; type: string; head: string; body: string }> {
   return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+    const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`));
     let data = '';
     socket.on('data', (c) => (data += c));
     socket.on('end', () => {
@@ -98,6 +98,15 @@ describe('hostile input regressions', () => {
     const star = await rawRequest(h.server.port, '*');
     expect(star.status).toBe(404);
     expect(star.type).toContain('application/problem+json');
+  });
+
+  it('when an Expect header asks for anything but 100-continue, then 417 problem+json with the headers of every answer', async () => {
+    const r = await rawRequest(h.server.port, '/-/live', 'Expect: something-else\r\n');
+    expect(r.status).toBe(417);
+    expect(r.type).toContain('application/problem+json');
+    expect(JSON.parse(r.body)).toMatchObject({ type: 'https://chatbridge.dev/problems#expectation-failed', status: 417 });
+    expect(r.head).toMatch(/^cache-control: no-store\r?$/im);
+    expect(r.head).toMatch(/^x-content-type-options: nosniff\r?$/im);
   });
 
   it('when dozens of bad parameters are sent, then the problem lists at most 25 of them', async () => {
