@@ -544,8 +544,9 @@ export interface components {
              * @description For a migration from the original service only: the endpoint's existing token, so that its bots
              *     keep working without being reconfigured. Only its SHA-256 digest is stored, as for an issued
              *     token. It must be the secret the original service issued (71 to 85 URL-safe characters, what
-             *     bots can present); a token chosen by hand is only as strong as its choice, and each endpoint
-             *     must get its own. A token this service issued (`cbt_...`) is refused with `400`: it belongs to
+             *     bots can present); a token chosen by hand is only as strong as its choice. Give each endpoint
+             *     its own: a migrated token is not compared with other endpoints' (only digests are stored,
+             *     and checking would mean reading them all). A token this service issued (`cbt_...`) is refused with `400`: it belongs to
              *     its own endpoint. Leave it out to have a token issued from the operating system's random
              *     source, which is what every new endpoint should have.
              */

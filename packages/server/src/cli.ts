@@ -35,17 +35,27 @@ function printIssued(issued: { id: string; token: string }, baseUrl: string, wha
   console.log(`Read the endpoint: curl "${baseUrl}/${issued.id}?token=${issued.token}"`);
 }
 
-const program = new Command('chatbridge').description('Provision chatbridge endpoints on the configured store.');
+const program = new Command('chatbridge')
+  .description('Provision chatbridge endpoints on the configured store.')
+  .configureOutput({ outputError: (text, write) => write(redactTokens(text)) });
 
-/** The first line of standard input: a secret never goes on the command line (shell history, `ps`). */
-async function firstLineOfStdin(): Promise<string> {
+/**
+ * A token from standard input, alone on its one line (a trailing line break allowed): a secret never
+ * goes on the command line (shell history, `ps`). Anything more (a token wrapped onto two lines,
+ * blanks around it) is refused rather than cut, so what is stored is what the bots hold.
+ */
+async function tokenFromStdin(): Promise<string | undefined> {
   let text = '';
   for await (const chunk of process.stdin) {
     text += String(chunk);
-    if (text.includes('\n')) break;
+    if (text.length > 4096) return undefined;
   }
-  return text.split('\n')[0]!.trim();
+  const token = text.replace(/\r?\n$/, '');
+  return /^\S+$/.test(token) ? token : undefined;
 }
+
+/** commander quotes the arguments it refuses: a token pasted onto the command line must not be echoed. */
+const redactTokens = (text: string) => text.replace(/[A-Za-z0-9_-]{40,}/g, '[REDACTED]');
 
 program
   .command('create')
@@ -54,7 +64,11 @@ program
   .option('--existing-token', "migrating from the original service: read the endpoint's existing token from standard input and keep it")
   .action((id: string, opts: { existingToken?: boolean }) =>
     withStore(async (store, baseUrl) => {
-      const existing = opts.existingToken ? await firstLineOfStdin() : undefined;
+      const existing = opts.existingToken ? await tokenFromStdin() : undefined;
+      if (opts.existingToken && existing === undefined) {
+        console.error('Standard input must hold the existing token alone, on one line; nothing was created.');
+        return 1;
+      }
       const problem = existing === undefined ? undefined : existingTokenProblem(existing);
       if (problem) {
         console.error(`The existing token ${problem}; nothing was created.`);

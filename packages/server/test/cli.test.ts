@@ -78,11 +78,20 @@ describe('chatbridge CLI', () => {
     } finally {
       await store.close();
     }
-    for (const bad of ['too-short', `${'a'.repeat(75)}.`, '']) {
+    for (const bad of ['too-short', `${'a'.repeat(75)}.`]) {
       const refused = await cliWithInput(dir, `${bad}\n`, 'create', 'migrated-2', '--existing-token');
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain('71 to 85 characters');
     }
+    // A token wrapped onto two lines, blanks around it, or nothing: refused, not cut to fit.
+    for (const input of [`${existing.slice(0, 76)}\n${existing.slice(76)}\n`, `  ${existing}  \n`, '', '\n']) {
+      const refused = await cliWithInput(dir, input, 'create', 'migrated-2', '--existing-token');
+      expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining('alone, on one line')]);
+    }
+    // Pasted onto the command line by mistake: refused without echoing it.
+    const pasted = await cliWithInput(dir, '', 'create', 'migrated-2', '--existing-token', existing);
+    expect(pasted.code).not.toBe(0);
+    expect(pasted.stderr).not.toContain(existing);
     const issued = tokenIn((await cli(dir, 'create', 'issued-1')).stdout);
     const copied = await cliWithInput(dir, `${issued}\n`, 'create', 'migrated-3', '--existing-token');
     expect([copied.code, copied.stderr]).toEqual([1, expect.stringContaining('chatbridge issued')]);
