@@ -163,8 +163,9 @@ export interface paths {
          *     - **Heartbeat**: a comment line every 15 seconds keeps proxies and load balancers from closing an
          *       idle stream.
          *     - **Slow clients**: events are written only as fast as the client reads them (a replay waits in
-         *       the store, not in the server's memory), and a stream whose client has read nothing for 60
-         *       seconds while events wait is ended; reconnect with `Last-Event-ID` to go on.
+         *       the store, not in the server's memory). A stream whose client has not taken the event being
+         *       written within 60 seconds is ended; reconnect with `Last-Event-ID` to go on. So a client must
+         *       read at least one event a minute: about 5 KB/s for the largest records (1000 blacklist words).
          *     - **Every instance** serves every change: a change made through one server instance reaches
          *       streams open on any other instance of the same database.
          *     - **Authentication** is checked when the stream opens (with the same `401` as `getEndpoint`) and

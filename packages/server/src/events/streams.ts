@@ -17,8 +17,10 @@ export interface EventStreamSettings {
   /** Streams one endpoint may have open on this instance at once (default 20); more get 429. */
   maxPerEndpoint: number;
   /**
-   * A stream whose client has taken nothing of what was written for this long is ended (default
-   * 60 s, checked at each heartbeat): the client reconnects with Last-Event-ID when it reads again.
+   * A stream that has waited this long for its client to take what was written (one event at most,
+   * beyond the socket's buffers) is ended (default 60 s, checked at each heartbeat): the client
+   * reconnects with Last-Event-ID when it reads again. The kernel's buffers hide a client reading
+   * slowly from one reading nothing, so a client must take at least an event a minute.
    */
   stallMs: number;
 }

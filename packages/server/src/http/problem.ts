@@ -58,9 +58,9 @@ export const challengeFor = (path: string) =>
 /**
  * The admin API's paths, in any letter case: routing and the validator match paths without regard
  * to case, so `/ADMIN/endpoints` reaches the admin operations and must be treated as them. `/admin`
- * alone is not one: it is the record of an endpoint named `admin`.
+ * and `/admin/` are not: they are the record of an endpoint named `admin`.
  */
-export const isAdminPath = (path: string) => /^\/admin\//i.test(path);
+export const isAdminPath = (path: string) => /^\/admin\/[^/]/i.test(path);
 
 /** At most this many issues are listed, so a flood of bad parameters cannot inflate the answer. */
 const MAX_ISSUES = 25;

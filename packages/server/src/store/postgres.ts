@@ -403,10 +403,22 @@ export class PostgresEndpointStore implements EndpointStore {
   }
 
   async claimDeliveries(now: number, leaseMs: number, limits: number | Partial<Record<Platform, number>>): Promise<Delivery[]> {
-    const claimed = await Promise.all(
-      claimLanes(limits).map(async ([to, limit]) => (await this.pool.query<OutboxRow>(statement('claim', [now + leaseMs, now, limit, to]))).rows),
-    );
-    return claimed.flat().map(toDelivery).sort((a, b) => a.id - b.id);
+    const lanes = claimLanes(limits);
+    if (lanes.length === 0) return [];
+    // Several lanes in one transaction: if one claim fails, none is left leased with nobody sending it.
+    const claimed =
+      lanes.length === 1
+        ? await this.claimLane(this.pool, now, leaseMs, lanes[0]!)
+        : await this.transaction(async (client) => {
+            const rows: OutboxRow[] = [];
+            for (const lane of lanes) rows.push(...(await this.claimLane(client, now, leaseMs, lane)));
+            return rows;
+          });
+    return claimed.map(toDelivery).sort((a, b) => a.id - b.id);
+  }
+
+  private async claimLane(db: pg.Pool | pg.PoolClient, now: number, leaseMs: number, [to, limit]: [Platform | null, number]): Promise<OutboxRow[]> {
+    return (await db.query<OutboxRow>(statement('claim', [now + leaseMs, now, limit, to]))).rows;
   }
 
   async completeDelivery<T>(

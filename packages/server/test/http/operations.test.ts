@@ -225,9 +225,11 @@ describe('size limits and slow clients', () => {
       req.end('null');
     });
     expect(status).toBe(200);
-    const wrong = await fetch(`${h.server.url}/ADMIN?token=${'x'.repeat(76)}`);
-    expect(wrong.status).toBe(401);
-    expect(wrong.headers.get('www-authenticate')).toBe('ApiKey realm="chatbridge", in="query", name="token"');
+    for (const path of ['/ADMIN', '/admin/']) {
+      const wrong = await fetch(`${h.server.url}${path}?token=${'x'.repeat(76)}`);
+      expect([path, wrong.status]).toEqual([path, 401]);
+      expect(wrong.headers.get('www-authenticate')).toBe('ApiKey realm="chatbridge", in="query", name="token"');
+    }
   });
 
   it('when a GET operation is asked with HEAD, then it answers as GET without a body', async () => {

@@ -655,6 +655,31 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       }
     });
 
+    it("when one lane's claim fails, then the other lane's claim is undone too: nothing stays leased unsent", async () => {
+      const store = await fresh();
+      await store.create('ep-1', hashToken('t'), initialRecord());
+      const queued = (platform: 'chat_a' | 'chat_b') => ({ platform, url: `https://hooks.example.com/${platform}`, payload: '{}', expiresAt: Date.now() + 60_000 });
+      await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [queued('chat_a'), queued('chat_b')] }, result: undefined }));
+      const original = pg.Client.prototype.query;
+      let claims = 0;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const query = args[0] as { name?: string } | undefined;
+        if (query?.name === 'chatbridge.claim' && ++claims === 2) return Promise.reject(new Error('the second lane failed'));
+        return (original as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof original;
+      try {
+        await expect(store.claimDeliveries(Date.now(), 60_000, { chat_a: 5, chat_b: 5 })).rejects.toThrow('the second lane failed');
+      } finally {
+        pg.Client.prototype.query = original;
+      }
+      const claimed = await store.claimDeliveries(Date.now(), 60_000, { chat_a: 5, chat_b: 5 });
+      expect(claimed.map((d) => [d.platform, d.attempts]).sort()).toEqual([
+        ['chat_a', 1],
+        ['chat_b', 1],
+      ]);
+      await store.close();
+    });
+
     it('when every pooled connection stays busy past the acquire timeout, then the next call rejects', async () => {
       const store = await fresh({ poolSize: 1, acquireTimeoutMs: 300, statementTimeoutMs: 3000 });
       await store.create('ep-1', hashToken('t'), initialRecord());
