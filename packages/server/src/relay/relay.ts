@@ -54,6 +54,9 @@ export interface RelayStats {
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 const LEASE_MARGIN_MS = 2_000;
 const MAX_RETRY_DELAY_MS = 10_000;
+/** Retries of recording an accepted delivery: from 100 ms, doubling up to 2 s, while its lease holds. */
+const ACK_RETRY_FIRST_MS = 100;
+const ACK_RETRY_MAX_MS = 2_000;
 
 export const idempotencyKey = (d: Delivery) => `${d.endpointId}:${d.seq}:${d.platform}:${d.id}`;
 
@@ -218,6 +221,29 @@ export class Relay {
     return config['self-user'] && meta.trigger && !meta.read[d.platform] && config.webhooks[d.platform].includes(d.url);
   }
 
+  /**
+   * Records a delivery the webhook accepted. A store error here must not lead to sending it again
+   * (it would be, by any instance, when its lease runs out), so the write is retried, backing off,
+   * for as long as the lease holds; only then is it given up, with an error logged.
+   */
+  private async acknowledge(d: Delivery, log: Logger): Promise<void> {
+    const leaseEnds = this.o.clock() + this.o.leaseMs - LEASE_MARGIN_MS;
+    for (let attempt = 1, delayMs = ACK_RETRY_FIRST_MS; ; attempt++, delayMs = Math.min(delayMs * 2, ACK_RETRY_MAX_MS)) {
+      try {
+        await this.o.store.completeDelivery(d, (row, stillQueued) => {
+          if (!row || !stillQueued || row.state.seq !== d.seq) return { result: undefined };
+          const next = markRead(row, d.platform);
+          return next === row ? { result: undefined } : { write: next, result: undefined };
+        });
+        return;
+      } catch (err) {
+        if (this.o.clock() + delayMs >= leaseEnds) throw err; // logged by track(); sent again after the lease
+        log.warn({ err: { message: (err as Error).message }, attempt }, 'webhook delivered but not yet recorded; retrying the record');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
+  }
+
   private async expireStale(): Promise<void> {
     const { store, clock, messageTtlMs, logger } = this.o;
     const ids = await store.listExpired(clock() - messageTtlMs, 100);
@@ -255,11 +281,7 @@ export class Relay {
       return;
     }
     if (outcome.kind === 'delivered') {
-      await store.completeDelivery(d, (row, stillQueued) => {
-        if (!row || !stillQueued || row.state.seq !== d.seq) return { result: undefined };
-        const next = markRead(row, d.platform);
-        return next === row ? { result: undefined } : { write: next, result: undefined };
-      });
+      await this.acknowledge(d, log);
       this.count('delivered');
       log.info({ status: outcome.status }, 'webhook delivered');
       return;

@@ -5,12 +5,14 @@ import type { Logger } from '../../src/logger.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createWebhookSender } from '../../src/delivery/send.ts';
 import { Relay } from '../../src/relay/relay.ts';
-import type { EndpointStore } from '../../src/store/port.ts';
+import { initialRecord } from '../../src/domain/record.ts';
+import type { Delivery, EndpointStore } from '../../src/store/port.ts';
 
 function recordingLogger() {
   const lines: { level: string; msg: string }[] = [];
   const at = (level: string) => (_fields: object, msg: string) => void lines.push({ level, msg });
-  return { lines, logger: { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') } as unknown as Logger };
+  const logger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), child: () => logger };
+  return { lines, logger: logger as unknown as Logger };
 }
 
 describe('relay during a store outage', () => {
@@ -59,5 +61,38 @@ describe('relay leases', () => {
     // used to be 30 s, as long as the default TTL, so such a delivery expired unsent.
     expect(leases[0]).toBeGreaterThan(sender.attemptDeadlineMs);
     expect(leases[0]! + 5_000).toBeLessThan(loadConfig({}).messageTtlMs);
+  });
+});
+
+describe('relay acknowledgements', () => {
+  it('when recording a delivery the webhook accepted fails once, then the record is retried and the webhook is not sent it again', async () => {
+    const url = 'https://chat-a.example.com/hooks/0123456789012345678901234567890123456789';
+    const record = initialRecord();
+    record.config['self-user'] = true;
+    record.config.webhooks.chat_a = [url];
+    record.meta.trigger = true;
+    const delivery: Delivery = { id: 1, endpointId: 'ep-1', seq: 1, platform: 'chat_a', url, payload: '{"content":"hi"}', expiresAt: Date.now() + 30_000, attempts: 1 };
+    let claims = 0;
+    let records = 0;
+    const store = {
+      listExpired: async () => [],
+      claimDeliveries: async () => (claims++ === 0 ? [delivery] : []),
+      get: async () => ({ record, state: { seq: 1, pendingSince: Date.now() } }),
+      completeDelivery: async () => {
+        if (++records === 1) throw new Error('Connection terminated unexpectedly');
+      },
+    } as unknown as EndpointStore;
+    let sends = 0;
+    const sender = { attemptDeadlineMs: 20_000, send: async () => (sends++, { kind: 'delivered' as const, status: 200 }) };
+    const relay = new Relay({ store, sender, logger: recordingLogger().logger, clock: Date.now, messageTtlMs: 30_000, pollMs: 10 });
+    relay.start();
+    try {
+      const deadline = Date.now() + 3000;
+      while (relay.stats.delivered === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(relay.stats.delivered).toBe(1);
+      expect([sends, records]).toEqual([1, 2]);
+    } finally {
+      await relay.stop();
+    }
   });
 });
