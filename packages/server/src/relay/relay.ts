@@ -237,7 +237,9 @@ export class Relay {
         });
         return;
       } catch (err) {
-        if (this.o.clock() + delayMs >= leaseEnds) throw err; // logged by track(); sent again after the lease
+        // Given up when the lease would run out first, or on shutdown after its grace: logged by
+        // track(), and sent again after the lease under the same key.
+        if (this.stopping.signal.aborted || this.o.clock() + delayMs >= leaseEnds) throw err;
         log.warn({ err: { message: (err as Error).message }, attempt }, 'webhook delivered but not yet recorded; retrying the record');
         await new Promise((resolve) => setTimeout(resolve, delayMs));
       }
