@@ -77,7 +77,7 @@ export function openEventStream(o: EventStreamOptions): void {
   let last: number | undefined = o.resume.kind === 'after' ? o.resume.version : undefined;
   let dirty = true;
   let pumping = false;
-  /** Since when the client has been taking nothing of what was written (undefined: it keeps up). */
+  /** Since when the stream has waited for its client to take what was written (undefined: not waiting). */
   let stalledSince: number | undefined;
 
   const end = () => {
