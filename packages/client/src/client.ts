@@ -102,7 +102,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
   return {
     async getEndpoint(endpoint, token, call) {
       const result = await raw.GET('/{endpoint}', {
-        params: { path: { endpoint: pathSegment('getEndpoint', endpoint) }, query: { token } },
+        params: { path: { endpoint: pathSegment('getEndpoint', endpoint) }, query: wellFormed('getEndpoint', { token }) },
         signal: call?.signal ?? null,
       });
       return rememberMessageNumber(unwrap('getEndpoint', result), result.response);
@@ -112,7 +112,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
       const result = await raw.POST('/update/{endpoint}', {
         // `token` last, so a stray `token` in params (from untyped callers) cannot override it.
         // Members given as `undefined` are left out of the query by openapi-fetch's serialiser.
-        params: { path: { endpoint: pathSegment('updateEndpoint', endpoint) }, query: { ...(params as UpdateQuery), token } },
+        params: { path: { endpoint: pathSegment('updateEndpoint', endpoint) }, query: wellFormed('updateEndpoint', { ...(params as UpdateQuery), token }) },
         signal: call?.signal ?? null,
       });
       return rememberMessageNumber(unwrap('updateEndpoint', result), result.response);
@@ -122,7 +122,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
       const result = await raw.POST('/read/{endpoint}', {
         params: {
           path: { endpoint: pathSegment('markRead', endpoint) },
-          query: { token, platform, ...(call?.messageNumber !== undefined && { message_number: call.messageNumber }) },
+          query: wellFormed('markRead', { token, platform, ...(call?.messageNumber !== undefined && { message_number: call.messageNumber }) }),
         },
         signal: call?.signal ?? null,
       });
@@ -199,7 +199,24 @@ function pathSegment(operationId: string, endpoint: string): string {
   if (endpoint === '' || endpoint === '.' || endpoint === '..') {
     throw new ChatbridgeUsageError(`${operationId}: ${JSON.stringify(endpoint)} is not an endpoint ID`);
   }
+  wellFormed(operationId, { endpoint });
   return endpoint;
+}
+
+/** Half of a surrogate pair: text cut in the middle of an emoji (`slice` does that), not valid Unicode. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Refuses text that cannot be sent: percent-encoding a lone surrogate throws a bare URIError, which
+ * is neither of the errors this client promises. Returns the values unchanged.
+ */
+function wellFormed<T extends Record<string, unknown>>(operationId: string, values: T): T {
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) {
+      throw new ChatbridgeUsageError(`${operationId}: ${name} holds half of a character (a lone UTF-16 surrogate, as from text cut in the middle of an emoji)`);
+    }
+  }
+  return values;
 }
 
 function isHealth(body: unknown): body is Health {

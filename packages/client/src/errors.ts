@@ -67,5 +67,8 @@ function str(value: unknown): string | undefined {
 }
 
 function shorten(text: string): string {
-  return text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL)}…` : text;
+  if (text.length <= MAX_DETAIL) return text;
+  // Not between the two halves of a surrogate pair (an emoji): that would leave half a character.
+  const cut = /[\uD800-\uDBFF]/.test(text[MAX_DETAIL - 1]!) ? MAX_DETAIL - 1 : MAX_DETAIL;
+  return `${text.slice(0, cut)}…`;
 }

@@ -37,8 +37,9 @@ export interface StreamEventsOptions {
   /** Longest wait between attempts (default 30 s). */
   maxRetryMs?: number | undefined;
   /**
-   * A connection that receives nothing, not even a heartbeat, for this long is dropped (and
-   * reconnected). Default 45 s, three server heartbeats; 0 turns the check off.
+   * A connection that receives nothing for this long (no answer to its request, then no event, not
+   * even a heartbeat) is dropped (and reconnected). Default 45 s, three server heartbeats; 0 turns
+   * the check off.
    */
   idleTimeoutMs?: number | undefined;
 }
@@ -77,6 +78,10 @@ async function* run(raw: ChatbridgeRawClient, endpoint: string, token: string, o
     signal?.addEventListener('abort', forward, { once: true });
     let waitAtLeastMs = 0;
     let received = false;
+    // Until the answer's head arrives: a server or balancer that accepts and never answers is dropped
+    // too (readEvents watches the body after that).
+    const unanswered =
+      idleTimeoutMs > 0 ? setTimeout(() => connection.abort(new Error(`${OPERATION}: no answer within ${idleTimeoutMs} ms`)), idleTimeoutMs) : undefined;
     try {
       const { response, data, error } = await raw.GET('/events/{endpoint}', {
         params: {
@@ -88,6 +93,7 @@ async function* run(raw: ChatbridgeRawClient, endpoint: string, token: string, o
         parseAs: 'stream',
         signal: connection.signal,
       });
+      clearTimeout(unanswered);
       if (!response.ok) {
         const failure = ChatbridgeError.fromResponse(OPERATION, response, error);
         if (!reconnect || !retryable(response.status)) throw failure;
@@ -111,6 +117,7 @@ async function* run(raw: ChatbridgeRawClient, endpoint: string, token: string, o
       if (!reconnect || error instanceof ChatbridgeError || error instanceof StreamProtocolError) throw error;
       // A network failure or a dropped connection: reconnect.
     } finally {
+      clearTimeout(unanswered);
       signal?.removeEventListener('abort', forward);
       connection.abort(); // releases the connection when the caller stops early
     }

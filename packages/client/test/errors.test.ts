@@ -119,6 +119,15 @@ describe('errors', () => {
     expect(error.problem.detail).toBe(`${'x'.repeat(200)}…`);
   });
 
+  test('when the cut falls inside an emoji, then the shortened detail keeps no half of it', async () => {
+    const { client } = setup(() => new Response(`${'x'.repeat(199)}${'😀'.repeat(10)}`, { status: 503 }));
+
+    const error = await rejection(client.getEndpoint(ENDPOINT, TOKEN));
+
+    expect(error.problem.detail).toBe(`${'x'.repeat(199)}…`);
+    expect(error.problem.detail).not.toMatch(/[\uD800-\uDFFF]/);
+  });
+
   test('a network failure is passed through unchanged, not wrapped', async () => {
     const failure = new TypeError('fetch failed');
     const { client } = setup(() => Promise.reject(failure));

@@ -207,6 +207,23 @@ describe('streamEndpointEvents', () => {
     expect(requests[1]!.headers.get('last-event-id')).toBe('1');
   });
 
+  test('when the server accepts the request but never answers, then after idleTimeoutMs it is dropped and reopened', async () => {
+    const { client, requests } = setup((request) =>
+      requests.length === 1
+        ? new Promise<Response>((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)))
+        : eventStream(request, [event(2)], { open: true }).response,
+    );
+
+    const seen: number[] = [];
+    for await (const e of client.streamEndpointEvents(ENDPOINT, TOKEN, { idleTimeoutMs: 50, retryMs: 1 })) {
+      seen.push(e.id);
+      break;
+    }
+
+    expect(seen).toEqual([2]);
+    expect(requests[0]!.signal.aborted).toBe(true);
+  });
+
   test.each(['', '.', '..'])('refuses endpoint ID %j before sending', (id) => {
     const { client, requests } = setup(() => Response.json(RECORD));
 

@@ -1,10 +1,22 @@
 import { describe, expect, expectTypeOf, test } from 'vitest';
-import type { EndpointRecord, UpdateEndpointParams } from '../src/index.ts';
+import { ChatbridgeUsageError, type EndpointRecord, type UpdateEndpointParams } from '../src/index.ts';
 import { BASE_URL, ENDPOINT, RECORD, TOKEN, rawQuery, setup } from './helpers.ts';
 
 const TRICKY = `a&b?c#d%e+f "q" 'q' ü 🎉`;
 
 describe('updateEndpoint', () => {
+  test('when text holds half of an emoji (cut by slice), then ChatbridgeUsageError names the parameter and nothing is sent', async () => {
+    const { client, requests } = setup(() => Response.json(RECORD));
+    const cut = 'hello 😀'.slice(0, 7); // ends in a lone high surrogate
+
+    await expect(client.updateEndpoint(ENDPOINT, TOKEN, { message_content: cut })).rejects.toThrow(ChatbridgeUsageError);
+    await expect(client.updateEndpoint(ENDPOINT, TOKEN, { message_content: cut })).rejects.toThrow(/message_content holds half of a character/);
+    expect(requests).toHaveLength(0);
+    // Whole emoji are fine.
+    await client.updateEndpoint(ENDPOINT, TOKEN, { message_content: 'hello 😀' });
+    expect(requests).toHaveLength(1);
+  });
+
   test('sends POST /update/{endpoint} with every parameter in the query and no body', async () => {
     const { client, only } = setup(() => Response.json(RECORD));
 
