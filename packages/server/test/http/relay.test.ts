@@ -195,12 +195,18 @@ describe('relay: lanes per platform', () => {
 });
 
 describe('relay: a retry checks that it still applies, and sends the message as posted', () => {
-  it('when the webhook is replaced while a delivery waits for its retry, then neither the old nor the new webhook gets the retry', async () => {
+  /** A community whose chat_b message to chat_a got a 503 (retry in 1 s): its retry is pending. */
+  async function retryPending(content: string) {
     const { server, client } = await start();
     const { id, token } = await community(client, server);
     receiver.script({ status: 503, headers: { 'retry-after': '1' } });
-    await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'moved', trigger: true });
+    const pending = await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: content, trigger: true });
     await eventually(() => receiver.received.length === 1);
+    return { server, client, id, token, pending };
+  }
+
+  it('when the webhook is replaced while a delivery waits for its retry, then neither the old nor the new webhook gets the retry', async () => {
+    const { server, client, id, token } = await retryPending('moved');
     await client.updateEndpoint(id, token, { index: 0, webhook_chat_a: receiver.url('a0-new') });
     await eventually(() => server.relay.stats.superseded === 1, 8000);
     expect(receiver.received.map((r) => r.path.split('/')[2])).toEqual(['a0']);
@@ -208,11 +214,7 @@ describe('relay: a retry checks that it still applies, and sends the message as 
   });
 
   it("when the bot edits the pending message's channel or text while a retry waits, then the retry carries the message as posted to its own bridge", async () => {
-    const { server, client } = await start();
-    const { id, token } = await community(client, server);
-    receiver.script({ status: 503, headers: { 'retry-after': '1' } });
-    await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'first', trigger: true });
-    await eventually(() => receiver.received.length === 1);
+    const { server, client, id, token } = await retryPending('first');
     // No trigger: the pending message's fields change, as when a bot prepares its next message.
     await client.updateEndpoint(id, token, { sender_channel: 'b-0001-chan', message_content: 'second' });
     await eventually(() => receiver.received.length === 2, 8000);
@@ -225,11 +227,7 @@ describe('relay: a retry checks that it still applies, and sends the message as 
   });
 
   it('when selfuse is turned off while a delivery waits for its retry, then it is dropped unsent', async () => {
-    const { server, client } = await start();
-    const { id, token } = await community(client, server);
-    receiver.script({ status: 503, headers: { 'retry-after': '1' } });
-    await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'withdrawn', trigger: true });
-    await eventually(() => receiver.received.length === 1);
+    const { server, client, id, token } = await retryPending('withdrawn');
     await client.updateEndpoint(id, token, { selfuse: false });
     await eventually(() => server.relay.stats.superseded === 1, 8000);
     expect(await server.store.countDeliveries()).toBe(0);
@@ -238,12 +236,8 @@ describe('relay: a retry checks that it still applies, and sends the message as 
   });
 
   it("when the platform's bot reads the message while its delivery waits for a retry, then the delivery is dropped unsent", async () => {
-    const { server, client } = await start();
-    const { id, token } = await community(client, server);
-    receiver.script({ status: 503, headers: { 'retry-after': '1' } });
-    const pending = await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'read by hand', trigger: true });
+    const { server, client, id, token, pending } = await retryPending('read by hand');
     expect(pending.meta.trigger).toBe(true);
-    await eventually(() => receiver.received.length === 1);
     await client.markRead(id, token, 'chat_a');
     await eventually(() => server.relay.stats.superseded === 1, 8000);
     expect(receiver.received).toHaveLength(1);
