@@ -11,7 +11,7 @@ export interface IssuedToken {
 
 export const ENDPOINT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** What a bot can present as `token` (the spec's token parameter): an existing token must match it. */
-export const ENDPOINT_TOKEN = /^[A-Za-z0-9_-]{71,85}$/;
+const ENDPOINT_TOKEN = /^[A-Za-z0-9_-]{71,85}$/;
 
 /**
  * Why an existing token cannot be given to a new endpoint, if it cannot: one chatbridge issued

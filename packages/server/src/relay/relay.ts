@@ -182,11 +182,12 @@ export class Relay {
       if (free < this.o.batchSize) this.saturated = true;
       if (free > 0) limits[platform] = Math.min(this.o.batchSize, free);
     }
-    const claimed = await this.o.store.claimDeliveries(this.o.clock(), this.o.leaseMs, limits);
+    const claimedAt = this.o.clock();
+    const claimed = await this.o.store.claimDeliveries(claimedAt, this.o.leaseMs, limits);
     const perLane = new Map<Platform, number>();
     for (const d of claimed) {
       // The outbox only holds deliveries to webhook platforms, each of which has a lane.
-      this.track(this.lanes.get(d.platform)!, this.deliver(d));
+      this.track(this.lanes.get(d.platform)!, this.deliver(d, claimedAt + this.o.leaseMs));
       perLane.set(d.platform, (perLane.get(d.platform) ?? 0) + 1);
     }
     return [...perLane].some(([platform, n]) => n === this.o.batchSize && limits[platform] === this.o.batchSize);
@@ -226,8 +227,7 @@ export class Relay {
    * (it would be, by any instance, when its lease runs out), so the write is retried, backing off,
    * for as long as the lease holds; only then is it given up, with an error logged.
    */
-  private async acknowledge(d: Delivery, log: Logger): Promise<void> {
-    const leaseEnds = this.o.clock() + this.o.leaseMs - LEASE_MARGIN_MS;
+  private async acknowledge(d: Delivery, log: Logger, leaseEnds: number): Promise<void> {
     for (let attempt = 1, delayMs = ACK_RETRY_FIRST_MS; ; attempt++, delayMs = Math.min(delayMs * 2, ACK_RETRY_MAX_MS)) {
       try {
         await this.o.store.completeDelivery(d, (row, stillQueued) => {
@@ -262,7 +262,8 @@ export class Relay {
     }
   }
 
-  private async deliver(d: Delivery): Promise<void> {
+  /** `leaseEnds`: when another instance may claim `d` again (epoch ms). */
+  private async deliver(d: Delivery, leaseEnds: number): Promise<void> {
     const { store, sender, logger, clock } = this.o;
     if (!(await this.stillApplies(d))) {
       await store.dropDelivery(d.id);
@@ -283,7 +284,7 @@ export class Relay {
       return;
     }
     if (outcome.kind === 'delivered') {
-      await this.acknowledge(d, log);
+      await this.acknowledge(d, log, leaseEnds);
       this.count('delivered');
       log.info({ status: outcome.status }, 'webhook delivered');
       return;
