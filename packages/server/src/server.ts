@@ -5,6 +5,7 @@ import { createApp } from './http/app.ts';
 import { answerClientError } from './http/clientError.ts';
 import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections } from './http/connectionLimits.ts';
 import { displayUrl } from './http/displayUrl.ts';
+import { drainConnections } from './http/drainConnections.ts';
 import type { AppDeps } from './http/deps.ts';
 import { invalid, problemFor } from './http/problem.ts';
 import { JSON_API_HEADERS, securityHeaderList } from './http/securityHeaders.ts';
@@ -69,17 +70,8 @@ export async function listen(deps: AppDeps, port: number, host: string, connecti
   // Slow clients: the head must arrive within 10 s and the whole request within 30 s; Node enforces
   // both on a timer, checked every second (its default, 30 s, would make the 10 s limit meaningless).
   const limits = { maxHeaderSize: MAX_REQUEST_HEAD_BYTES, headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 };
-  // While draining, every response closes its connection: a keep-alive connection whose request was
-  // in flight at close() would otherwise stay open (only idle ones are closed then) and hold the
-  // shutdown until its deadline.
-  let closing = false;
-  const unanswered = new Set<ServerResponse>();
   const server: Server = createServer(limits, (req: IncomingMessage, res: ServerResponse) => {
-    if (closing) res.setHeader('Connection', 'close');
-    else {
-      unanswered.add(res);
-      res.once('close', () => unanswered.delete(res));
-    }
+    drain.track(req, res);
     const target = originForm(req.url ?? '');
     if (target === undefined) return rejectTarget(res);
     req.url = target;
@@ -88,6 +80,7 @@ export async function listen(deps: AppDeps, port: number, host: string, connecti
   server.on('clientError', answerClientError(MAX_REQUEST_HEAD_BYTES));
   server.on('checkExpectation', rejectExpectation);
   limitConnections(server, connections);
+  const drain = drainConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) => reject(new ListenError(host, port, err)));
     server.listen(port, host, () => resolve());
@@ -99,8 +92,7 @@ export async function listen(deps: AppDeps, port: number, host: string, connecti
     port: actual,
     close: () =>
       new Promise<void>((resolve) => {
-        closing = true;
-        for (const res of unanswered) if (!res.headersSent) res.setHeader('Connection', 'close');
+        drain.begin();
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
