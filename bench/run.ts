@@ -65,7 +65,9 @@ import { PRODUCTION_SERVER_ENV, buildServer, median, serverCommandOf } from './l
 import { deleteSeededRows } from './lib/seededRows.ts';
 import { vacuumAndReport } from './lib/vacuum.ts';
 import { barChart } from './lib/svg.ts';
-import { describeGroupCommits, scrapeGroupCommits } from './lib/groupCommits.ts';
+import { type Collections, collectionsBetween, describeCollections, parseCollections } from './lib/collections.ts';
+import { describeGroupCommits, parseGroupCommits } from './lib/groupCommits.ts';
+import { scrapeMetrics } from './lib/serverMetrics.ts';
 import { formatSummary, summarizeProfile } from './profile-summary.ts';
 import type { SeedOutput } from './seed.ts';
 
@@ -330,13 +332,15 @@ interface Measured {
   window: { from: number; to: number };
   /** What the server reported of its group commits over the window (SQLite updates). */
   groupCommits?: string;
+  /** V8's collections over the window, as the server reported them. */
+  collections?: Collections;
 }
 
 /** A warm-up, then the measured window: the load's figures, and the CPU of the server, of autocannon and of everything else. */
 async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: number): Promise<Measured> {
   const warm = warmupS > 0 ? await runLoad({ ...load, durationS: warmupS }) : { requests: 0, errors: 0, non2xx: 0 };
   // Scraped outside the CPU counters' window, so that rendering the metrics is not counted as load.
-  const commits0 = load.method === 'POST' ? await scrapeGroupCommits(t.origin) : undefined;
+  const metrics0 = await scrapeMetrics(t.origin);
   const from = (performance.now() - t.spawnedAt) / 1000;
   const cpu0 = cpuSecondsOf(t.proc.pid);
   const busy0 = machineBusySeconds();
@@ -347,8 +351,13 @@ async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: 
   const cpu1 = cpuSecondsOf(t.proc.pid);
   const busy1 = machineBusySeconds();
   const self = process.cpuUsage(self0);
-  const commits1 = commits0 && (await scrapeGroupCommits(t.origin));
+  const metrics1 = metrics0 && (await scrapeMetrics(t.origin));
+  const commits0 = load.method === 'POST' && metrics0 ? parseGroupCommits(metrics0) : undefined;
+  const commits1 = commits0 && metrics1 && parseGroupCommits(metrics1);
   const groupCommits = commits0 && commits1 && describeGroupCommits(commits0, commits1, wallS);
+  const gc0 = metrics0 && parseCollections(metrics0);
+  const gc1 = gc0 && metrics1 && parseCollections(metrics1);
+  const collections = gc0 && gc1 ? collectionsBetween(gc0, gc1, wallS) : undefined;
   const mem = memoryOf(t.proc.pid);
   const loadGenCpuPct = ((self.user + self.system) / 1e6 / wallS) * 100;
   const server: Measured['server'] = {
@@ -366,6 +375,7 @@ async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: 
       server.cpuPct !== undefined && { otherCpuPct: Math.max(0, ((busy1 - busy0) / wallS) * 100 - server.cpuPct - loadGenCpuPct) }),
     window: { from, to: from + wallS },
     ...(groupCommits && { groupCommits }),
+    ...(collections && { collections }),
   };
 }
 
@@ -396,6 +406,10 @@ async function runScenario(def: ScenarioDef, data: Dataset, recordFile: string):
     result.loadGenCpuPct = m.loadGenCpuPct;
     result.server = m.server;
     if (m.otherCpuPct !== undefined) result.otherCpuPct = m.otherCpuPct;
+    if (m.collections) {
+      result.collections = m.collections;
+      result.notes.push(describeCollections(m.collections));
+    }
     if (m.groupCommits) result.notes.push(m.groupCommits);
     if (def.op === 'update') {
       const problem = await verifyWrites(t.origin, endpoints);

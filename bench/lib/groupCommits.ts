@@ -1,6 +1,7 @@
 // SQLite's group commits as the server itself reports them on /-/metrics: read before and after a
 // scenario's measured window, their difference says how many updates each commit carried and how
 // much of the event loop's time per update went to the statements and to the COMMIT, with no patch.
+import { sample } from './serverMetrics.ts';
 
 /** The running totals of the group-commit series at one moment. */
 export interface GroupCommitTotals {
@@ -8,12 +9,6 @@ export interface GroupCommitTotals {
   updates: number;
   statementsS: number;
   commitS: number;
-}
-
-function sample(text: string, series: string): number | undefined {
-  const escaped = series.replace(/[{}]/g, (c) => `\\${c}`);
-  const found = new RegExp(`^${escaped} ([0-9.eE+-]+)$`, 'm').exec(text);
-  return found ? Number(found[1]) : undefined;
 }
 
 /** The totals in a Prometheus exposition, or undefined when the server reports no group commits (PostgreSQL). */
@@ -27,15 +22,6 @@ export function parseGroupCommits(metricsText: string): GroupCommitTotals | unde
     statementsS: sample(metricsText, 'chatbridge_sqlite_group_commit_seconds_sum{phase="statements"}') ?? 0,
     commitS: sample(metricsText, 'chatbridge_sqlite_group_commit_seconds_sum{phase="commit"}') ?? 0,
   };
-}
-
-export async function scrapeGroupCommits(origin: string): Promise<GroupCommitTotals | undefined> {
-  try {
-    const response = await fetch(`${origin}/-/metrics`);
-    return response.ok ? parseGroupCommits(await response.text()) : undefined;
-  } catch {
-    return undefined; // an older checkout, or a server that does not answer: no note
-  }
 }
 
 /** One line for the scenario's notes, or undefined when there is nothing to say. */

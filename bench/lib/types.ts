@@ -1,5 +1,6 @@
 // The shape of one scenario's outcome, as printed and as written to bench/results/*.json.
 import type { LoadFigures } from './load.ts';
+import type { Collections } from './collections.ts';
 
 export interface ScenarioResult {
   n: number;
@@ -23,6 +24,8 @@ export interface ScenarioResult {
     cpuUsPerRequest?: number;
     exit?: string;
   };
+  /** V8's garbage collections in the server over the measured window (its /-/metrics). */
+  collections?: Collections;
   /** The bench process (autocannon) CPU over the measured window; 100 = one core. */
   loadGenCpuPct?: number;
   /** Everything else on the machine over the measured window (other processes: noise); 100 = one core. */
