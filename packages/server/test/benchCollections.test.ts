@@ -24,7 +24,7 @@ describe("the collections note of pnpm bench", () => {
     expect(c.major).toEqual({ count: 1, ms: expect.closeTo(10, 6) });
     expect(c.incremental).toEqual({ count: 0, ms: 0 }); // not yet exposed: counts as none
     expect(describeCollections(c)).toBe(
-      "V8's collections (the server's /-/metrics): 4.1% of the window; 680 minor (400 ms), 1 major (10 ms), 0 incremental steps (0 ms)",
+      "V8's collections (the server's /-/metrics, at least): 4.1% of the window; 680 minor (400 ms), 1 major (10 ms), 0 incremental steps (0 ms)",
     );
   });
 

@@ -1,0 +1,81 @@
+// Draining (server.ts's close()): no keep-alive connection that had work in flight at close() may hold
+// the shutdown after its last answer, pipelined requests included.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { drainConnections } from '../../src/http/drainConnections.ts';
+
+let server: Server | undefined;
+afterEach(() => {
+  server?.closeAllConnections();
+  server?.close();
+  server = undefined;
+});
+
+/** A server as server.ts builds it: /slow answers when released, /stream sends its headers at once, the rest at once. */
+async function start() {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let seen = 0;
+  const s = createServer((req: IncomingMessage, res: ServerResponse) => {
+    drain.track(req, res);
+    seen++;
+    if (req.url === '/slow') void released.then(() => res.end('slow'));
+    else if (req.url === '/stream') {
+      res.write('a');
+      void released.then(() => res.end('b'));
+    } else res.end('fast');
+  });
+  s.keepAliveTimeout = 65_000;
+  const drain = drainConnections(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  server = s;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      drain.begin();
+      s.close(() => resolve());
+      s.closeIdleConnections();
+    });
+  return { port: (s.address() as AddressInfo).port, release, seen: () => seen, close };
+}
+
+async function drainWith(requests: string[], expected: number) {
+  const { port, release, seen, close } = await start();
+  const socket = connect(port, '127.0.0.1');
+  let answer = '';
+  socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+  socket.on('error', () => undefined);
+  const hungUp = new Promise<void>((r) => socket.on('close', () => r()));
+  socket.write(requests.map((path) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
+  const deadline = Date.now() + 2000;
+  while (seen() < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  expect(seen()).toBe(expected);
+  const closed = close().then(() => 'closed' as const);
+  setTimeout(release, 50);
+  const outcome = await Promise.race([closed, new Promise((r) => setTimeout(() => r('still open after 3 s'), 3000))]);
+  await Promise.race([hungUp, new Promise((r) => setTimeout(r, 500))]);
+  socket.destroy();
+  return { outcome, answer };
+}
+
+describe('draining connections', () => {
+  it('when a keep-alive request is in flight at close(), then its answer carries Connection: close and the server closes', async () => {
+    const { outcome, answer } = await drainWith(['/slow'], 1);
+    expect(outcome).toBe('closed');
+    expect(answer.toLowerCase()).toContain('connection: close');
+  });
+
+  it('when a pipelined request was answered at close() while the one before it was not, then the server still closes promptly', async () => {
+    const { outcome, answer } = await drainWith(['/slow', '/fast'], 2);
+    expect(answer).toContain('slow');
+    expect(answer).toContain('fast'); // answered, so sent (the old per-response Set dropped it)
+    expect(outcome).toBe('closed');
+  });
+
+  it('when a response had sent its headers at close(), then its connection closes once it ends', async () => {
+    const { outcome, answer } = await drainWith(['/stream'], 1);
+    expect(answer).toContain('0\r\n\r\n');
+    expect(outcome).toBe('closed');
+  });
+});
