@@ -78,10 +78,7 @@ export async function listen(deps: AppDeps, port: number, host: string, connecti
     app(req, res);
   });
   server.on('clientError', answerClientError(MAX_REQUEST_HEAD_BYTES));
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    drain.track(req, res);
-    rejectExpectation(req, res);
-  });
+  server.on('checkExpectation', rejectExpectation);
   limitConnections(server, connections);
   const drain = drainConnections(server);
   await new Promise<void>((resolve, reject) => {
