@@ -1,11 +1,14 @@
 // V8's garbage collections over a scenario's window, as the server reports them on /-/metrics
-// (prom-client's nodejs_gc_duration_seconds: main-thread pauses by kind). The share of the window
-// they take is the first sign of request objects kept past their request: the twentieth pass's
-// "slow machine" was a Set of in-flight responses that made V8 promote each request's objects, and
-// it showed as minor collections taking 16% of the window and 38 major ones in 10 s.
-// A lower bound: prom-client records only the first collection of each batch that Node reports to
-// its observer (a review's probe under allocation bursts: 48 of 57), and most when the collector is
-// busiest: a HIGH note can be trusted, and a share just under the line may really be over it.
+// (prom-client's chatbridge_nodejs_gc_duration_seconds: the main thread's pauses, by kind). Their
+// share of the window is the first sign of request objects kept past their request: the nineteenth
+// and twentieth passes' "slow machine" was mostly a Set of in-flight responses that made V8 promote
+// each request's objects, and it showed as collections taking 16% of the window with 38 major ones
+// in 10 s (5% and one once fixed).
+// The figures are a lower bound: prom-client records only the first collection of each batch that
+// Node reports to its observer (a review's probe under allocation bursts: 48 of 57), and it misses
+// the most when the collector is busiest. So a HIGH note can be trusted, and a share just under the
+// line may really be over it. Only chatbridge's server exposes these series: the baseline and the
+// floor get no note.
 import { sample } from './serverMetrics.ts';
 
 const KINDS = ['minor', 'major', 'incremental'] as const;
