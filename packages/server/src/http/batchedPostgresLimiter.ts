@@ -34,7 +34,7 @@ const Base = RateLimiterPostgres as unknown as new (options: object, callback?: 
 
 export class BatchedRateLimiterPostgres extends Base {
   /** Counter writes of this turn, by the window they open (ms): one statement per window length. */
-  private readonly pending = new Map<number, PendingWrite[]>();
+  private pending = new Map<number, PendingWrite[]>();
 
   override _upsert(key: string, points: number, msDuration: number, forceExpire = false, options?: object): Promise<{ rows: CounterRow[] }> {
     // A forced expiry (block) or an endless key is rare: the library's own statement.
@@ -50,7 +50,9 @@ export class BatchedRateLimiterPostgres extends Base {
 
   private flush(): void {
     const batches = [...this.pending];
-    this.pending.clear();
+    // A fresh map, not clear(): V8 leaves a cleared old-space map's entries in its obsolete table until the
+    // next mark-compact, and scavenges then keep (and promote) each turn's writes through it.
+    this.pending = new Map();
     for (const [msDuration, writes] of batches) void this.write(msDuration, writes);
   }
 
