@@ -352,7 +352,8 @@ async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: 
   const busy1 = machineBusySeconds();
   const self = process.cpuUsage(self0);
   const metrics1 = metrics0 && (await scrapeMetrics(t.origin));
-  const commits0 = load.method === 'POST' && metrics0 ? parseGroupCommits(metrics0) : undefined;
+  // No note without updates in the window (describeGroupCommits), so reads need no case of their own.
+  const commits0 = metrics0 && parseGroupCommits(metrics0);
   const commits1 = commits0 && metrics1 && parseGroupCommits(metrics1);
   const groupCommits = commits0 && commits1 && describeGroupCommits(commits0, commits1, wallS);
   const gc0 = metrics0 && parseCollections(metrics0);
