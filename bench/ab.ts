@@ -19,9 +19,8 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { runLoad } from './lib/load.ts';
+import { pathsOf, runLoad } from './lib/load.ts';
 import { cpuSecondsOf, freePort, makeTempDir, removeTempDir, runNode, spawnTracked, stopChild, waitUntilServing } from './lib/procs.ts';
-import { updateQuery } from './lib/record.ts';
 import { deleteSeededRows } from './lib/seededRows.ts';
 import { vacuumAndReport } from './lib/vacuum.ts';
 import { PRODUCTION_SERVER_ENV, buildServer, median, serverCommandOf } from './lib/server.ts';
@@ -85,10 +84,9 @@ try {
   if (seeded.code !== 0) throw new Error(`seeding failed:\n${seeded.output}`);
   const endpoints = (JSON.parse(readFileSync(seedFile, 'utf8')) as SeedOutput).endpoints;
   if (onPostgres) console.log(await vacuumAndReport(process.env.DATABASE_URL!, checkouts.B, 'before the rounds'));
-  const pathOf = (scenario: 'get' | 'update') => (n: number) => {
-    const e = endpoints[n % endpoints.length]!;
-    return scenario === 'get' ? `/${e.id}?token=${e.token}` : `/update/${e.id}?token=${e.token}&${updateQuery(n)}`;
-  };
+  // One numbering for every round and side, as in pnpm bench: no update repeats another's values.
+  const updateSeq = { next: 1 };
+  const pathOf = (scenario: 'get' | 'update') => pathsOf(scenario, endpoints, updateSeq);
 
   /** figures[scenario][side][round] = [req/s, µs CPU per request, p99 ms] */
   const figures: Record<string, Record<'A' | 'B', [number, number, number][]>> = {};

@@ -94,8 +94,7 @@ async function measure(side: string, checkout: string, dir: string, seededFile: 
     ['--tool=callgrind', `--callgrind-out-file=${out}`, process.execPath, '--single-threaded', '--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${out}.v8.log`, ...flags, main],
     env,
     checkout,
-    false,
-    'valgrind',
+    { command: 'valgrind' },
   );
   const control = (command: '-z' | '-d') => {
     const r = spawnSync('callgrind_control', [command, String(server.pid)], { env, encoding: 'utf8' });

@@ -1,5 +1,7 @@
 // `pnpm bench`: chatbridge's HTTP benchmark. The server runs as its own process, started exactly as
-// `pnpm start` starts it (production settings); autocannon generates load from this process.
+// `pnpm start` starts it (production settings); autocannon generates the load from a fresh child
+// process per measurement (bench/load-child.ts), so that no scenario is loaded by a process that
+// earlier scenarios have grown.
 //
 //   pnpm bench                      full run (~3-5 min): 10 s per scenario after a 3 s warm-up, and
 //                                   as long again for the baseline beside each scenario
@@ -43,7 +45,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkTargets, type TargetCheck } from './lib/targets.ts';
 import type { BaselineRun, ScenarioResult } from './lib/types.ts';
-import { type LoadFigures, type LoadSpec, runLoad } from './lib/load.ts';
+import { type LoadFigures, pathsOf } from './lib/load.ts';
+import { LoadChild, type LoadPlan } from './lib/loadChild.ts';
 import {
   cpuSecondsOf,
   freePort,
@@ -60,7 +63,7 @@ import {
   type Spawned,
   waitUntilServing,
 } from './lib/procs.ts';
-import { UPDATED_CONTENT, updateQuery } from './lib/record.ts';
+import { UPDATED_CONTENT } from './lib/record.ts';
 import { PRODUCTION_SERVER_ENV, buildServer, median, serverCommandOf } from './lib/server.ts';
 import { deleteSeededRows } from './lib/seededRows.ts';
 import { vacuumAndReport } from './lib/vacuum.ts';
@@ -276,21 +279,8 @@ async function startTarget(def: ScenarioDef, data: Dataset, recordFile: string, 
   return { proc, origin, spawnedAt, ...(profileFile && { profileFile }) };
 }
 
-let updateSeq = 0;
-
-function pathMaker(def: ScenarioDef, endpoints: SeedOutput['endpoints']): (n: number) => string {
-  if (def.op === 'get') {
-    return (n) => {
-      const e = endpoints[n % endpoints.length]!;
-      return `/${e.id}?token=${e.token}`;
-    };
-  }
-  // Values never repeat, across warm-up and measured runs alike: every update commits a change.
-  return (n) => {
-    const e = endpoints[n % endpoints.length]!;
-    return `/update/${e.id}?token=${e.token}&${updateQuery(++updateSeq)}`;
-  };
-}
+/** The next update's number, for pre-checks and load children alike: no update repeats another. */
+const updateSeq = { next: 1 };
 
 /** One request before the load: the right status and body, so a misconfiguration fails fast and clearly. */
 async function precheck(def: ScenarioDef, origin: string, path: string, recordJson: string, notes: string[]): Promise<void> {
@@ -320,7 +310,7 @@ async function verifyWrites(origin: string, endpoints: SeedOutput['endpoints']):
 
 const startFingerprint = codeFingerprint();
 
-type LoadTarget = Omit<LoadSpec, 'durationS'>;
+type LoadTarget = Omit<LoadPlan, 'seqFrom'>;
 
 interface Measured {
   figures: LoadFigures;
@@ -338,19 +328,31 @@ interface Measured {
 
 /** A warm-up, then the measured window: the load's figures, and the CPU of the server, of autocannon and of everything else. */
 async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: number): Promise<Measured> {
-  const warm = warmupS > 0 ? await runLoad({ ...load, durationS: warmupS }) : { requests: 0, errors: 0, non2xx: 0 };
+  const generator = LoadChild.start({ ...load, seqFrom: updateSeq.next }, ROOT, childEnv({}));
+  try {
+    return await measureWith(generator, t, warmupS, durationS);
+  } finally {
+    await generator.stop();
+  }
+}
+
+async function measureWith(generator: LoadChild, t: Target, warmupS: number, durationS: number): Promise<Measured> {
+  const runFor = async (seconds: number) => {
+    const run = await generator.run(seconds);
+    updateSeq.next = run.nextSeq;
+    return run;
+  };
+  const warm = warmupS > 0 ? (await runFor(warmupS)).figures : { requests: 0, errors: 0, non2xx: 0 };
   // Scraped outside the CPU counters' window, so that rendering the metrics is not counted as load.
   const metrics0 = await scrapeMetrics(t.origin);
   const from = (performance.now() - t.spawnedAt) / 1000;
   const cpu0 = cpuSecondsOf(t.proc.pid);
   const busy0 = machineBusySeconds();
-  const self0 = process.cpuUsage();
   const wall0 = performance.now();
-  const figures = await runLoad({ ...load, durationS });
+  const { figures, cpuS: loadGenCpuS } = await runFor(durationS);
   const wallS = (performance.now() - wall0) / 1000;
   const cpu1 = cpuSecondsOf(t.proc.pid);
   const busy1 = machineBusySeconds();
-  const self = process.cpuUsage(self0);
   const metrics1 = metrics0 && (await scrapeMetrics(t.origin));
   // No note without updates in the window (describeGroupCommits), so reads need no case of their own.
   const commits0 = metrics0 && parseGroupCommits(metrics0);
@@ -360,7 +362,7 @@ async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: 
   const gc1 = gc0 && metrics1 && parseCollections(metrics1);
   const collections = gc0 && gc1 ? collectionsBetween(gc0, gc1, wallS) : undefined;
   const mem = memoryOf(t.proc.pid);
-  const loadGenCpuPct = ((self.user + self.system) / 1e6 / wallS) * 100;
+  const loadGenCpuPct = (loadGenCpuS / wallS) * 100;
   const server: Measured['server'] = {
     ...(mem && { peakRssMB: mem.peakRssMB, rssMB: mem.rssMB }),
     ...(cpu0 !== undefined && cpu1 !== undefined && { cpuPct: ((cpu1 - cpu0) / wallS) * 100 }),
@@ -380,10 +382,10 @@ async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: 
   };
 }
 
-const loadFor = (def: ScenarioDef, t: Target, path: (n: number) => string): LoadTarget => ({
+const loadFor = (def: ScenarioDef, t: Target, endpoints: SeedOutput['endpoints']): LoadTarget => ({
   origin: t.origin,
-  method: def.op === 'get' ? 'GET' : 'POST',
-  path,
+  op: def.op,
+  endpoints,
   connections: settings.connections,
 });
 
@@ -398,9 +400,9 @@ async function runScenario(def: ScenarioDef, data: Dataset, recordFile: string):
   const endpoints = data.seed.endpoints;
   const t = await startTarget(def, data, recordFile);
   try {
-    const path = pathMaker(def, endpoints);
+    const path = pathsOf(def.op, endpoints, updateSeq);
     await precheck(def, t.origin, path(endpoints.length - 1), data.seed.recordJson, result.notes);
-    const m = await measure(t, loadFor(def, t, path), settings.warmupS, settings.durationS);
+    const m = await measure(t, loadFor(def, t, endpoints), settings.warmupS, settings.durationS);
     result.warmup = m.warmup;
     if (t.profileFile) result.profileWindow = m.window;
     result.figures = m.figures;
@@ -497,8 +499,7 @@ class Baseline {
       const t = this.target;
       const cpuBefore = cpuSecondsOf(t.proc.pid);
       if (this.cpuAtLastEnd !== undefined && cpuBefore !== undefined) run.idleCpuS = Math.round((cpuBefore - this.cpuAtLastEnd) * 100) / 100;
-      const path = pathMaker(BASELINE, this.data.seed.endpoints);
-      const m = await measure(t, loadFor(BASELINE, t, path), warmupS, settings.baselineDurationS);
+      const m = await measure(t, loadFor(BASELINE, t, this.data.seed.endpoints), warmupS, settings.baselineDurationS);
       this.cpuAtLastEnd = cpuSecondsOf(t.proc.pid);
       run.figures = m.figures;
       run.warmup = m.warmup;

@@ -1,7 +1,29 @@
-// The load generator: autocannon, programmatically, in the bench process (the server is another
-// process). Latency percentiles are computed from every response's own high-resolution time
+// The load generator: autocannon, programmatically. `pnpm bench` runs it in a fresh child process
+// per measurement (bench/load-child.ts, driven by lib/loadChild.ts); bench:ab runs it in its own
+// process. Latency percentiles are computed from every response's own high-resolution time
 // (autocannon's histogram rounds to whole milliseconds, too coarse for a 1-3 ms service).
 import autocannon from 'autocannon';
+import { updateQuery } from './record.ts';
+
+export type Endpoints = readonly { id: string; token: string }[];
+
+/**
+ * The n-th request's path: reads rotate over `endpoints`; updates too, and carry values numbered
+ * from `seq` up (read back with `seq.next`), so that no update repeats another, across warm-up and
+ * measured runs alike, and every one commits a change.
+ */
+export function pathsOf(op: 'get' | 'update', endpoints: Endpoints, seq = { next: 1 }): (n: number) => string {
+  if (op === 'get') {
+    return (n) => {
+      const e = endpoints[n % endpoints.length]!;
+      return `/${e.id}?token=${e.token}`;
+    };
+  }
+  return (n) => {
+    const e = endpoints[n % endpoints.length]!;
+    return `/update/${e.id}?token=${e.token}&${updateQuery(seq.next++)}`;
+  };
+}
 
 export interface LoadSpec {
   /** http://host:port */

@@ -93,17 +93,25 @@ export interface Spawned {
 
 const TAIL_CHARS = 16_000;
 
+export interface SpawnOptions {
+  /** Started by the interrupt handler's clean-up, so allowed after Ctrl-C. */
+  forCleanup?: boolean;
+  /** The program; this Node.js by default. */
+  command?: string;
+  /** An IPC channel to the child (child.send / process.send). */
+  ipc?: boolean;
+}
+
 /** Starts `command` (this Node.js unless told otherwise) with `args`, tracked for cleanup. */
 export function spawnTracked(
   name: string,
   args: string[],
   env: NodeJS.ProcessEnv,
   cwd: string,
-  forCleanup = false,
-  command = process.execPath,
+  { forCleanup = false, command = process.execPath, ipc = false }: SpawnOptions = {},
 ): Spawned {
   if (interrupted && !forCleanup) throw new Error(`interrupted: not starting ${name}`);
-  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { cwd, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${name}`);
   live.add(child);
   let tail = '';
@@ -161,7 +169,7 @@ export async function runNode(
   timeoutMs: number,
   forCleanup = false,
 ): Promise<{ code: number | null; output: string }> {
-  const p = spawnTracked(name, args, env, cwd, forCleanup);
+  const p = spawnTracked(name, args, env, cwd, { forCleanup });
   const timer = setTimeout(() => p.child.kill('SIGKILL'), timeoutMs);
   const { code } = await p.exited;
   clearTimeout(timer);
