@@ -7,7 +7,8 @@
 //                                           over the run, and the next update's number
 //
 // The plan (origin, operation, endpoints, connections, first update number) comes in the first
-// message, { type: 'plan', plan }. The child exits when the parent disconnects.
+// message, { type: 'plan', plan }, answered { type: 'ready' } once autocannon is loaded, so that the
+// parent starts its clocks after this process's start-up. The child exits when the parent disconnects.
 import type { LoadPlan, LoadReply, LoadRequest } from './lib/loadChild.ts';
 import { pathsOf, runLoad } from './lib/load.ts';
 
@@ -23,6 +24,7 @@ process.on('message', (msg: LoadRequest) => {
     plan = msg.plan;
     seq = { next: plan.seqFrom };
     path = pathsOf(plan.op, plan.endpoints, seq);
+    send({ type: 'ready' });
     return;
   }
   if (!plan || !path) {

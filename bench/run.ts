@@ -130,7 +130,8 @@ const settings = {
   /**
    * Each baseline run: as long as a scenario's by default, so that it sees the same stretch of the
    * machine's drift. A quick run, which must stay under a minute, measures 1 s without a warm-up: its
-   * first run warms up for at least warmupS (a cold process), later ones load a warm process.
+   * first run warms up for at least warmupS (a cold process), later ones load a warm server (from a
+   * fresh load generator, as every measurement).
    */
   baselineDurationS: num(argv['baseline-duration'], mode === 'quick' ? 1 : durationS, 'baseline-duration'),
   baselineWarmupS: num(argv['baseline-warmup'], mode === 'quick' ? 0 : warmupS, 'baseline-warmup', true),
@@ -328,7 +329,7 @@ interface Measured {
 
 /** A warm-up, then the measured window: the load's figures, and the CPU of the server, of autocannon and of everything else. */
 async function measure(t: Target, load: LoadTarget, warmupS: number, durationS: number): Promise<Measured> {
-  const generator = LoadChild.start({ ...load, seqFrom: updateSeq.next }, ROOT, childEnv({}));
+  const generator = await LoadChild.start({ ...load, seqFrom: updateSeq.next }, ROOT, childEnv({}));
   try {
     return await measureWith(generator, t, warmupS, durationS);
   } finally {

@@ -98,7 +98,7 @@ export interface SpawnOptions {
   forCleanup?: boolean;
   /** The program; this Node.js by default. */
   command?: string;
-  /** An IPC channel to the child (child.send / process.send). */
+  /** An IPC channel to the child (child.send / process.send), with the structured clone. */
   ipc?: boolean;
 }
 
@@ -111,7 +111,10 @@ export function spawnTracked(
   { forCleanup = false, command = process.execPath, ipc = false }: SpawnOptions = {},
 ): Spawned {
   if (interrupted && !forCleanup) throw new Error(`interrupted: not starting ${name}`);
-  const child = spawn(command, args, { cwd, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
+  // IPC messages go through the structured clone ('advanced'), not JSON, so that NaN stays NaN.
+  const child = ipc
+    ? spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'advanced' })
+    : spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start ${name}`);
   live.add(child);
   let tail = '';

@@ -26,7 +26,7 @@ export interface ScenarioResult {
   };
   /** V8's garbage collections in the server over the measured window (its /-/metrics). */
   collections?: Collections;
-  /** The bench process (autocannon) CPU over the measured window; 100 = one core. */
+  /** The load generator's CPU (its own process, autocannon) over the measured window; 100 = one core. */
   loadGenCpuPct?: number;
   /** Everything else on the machine over the measured window (other processes: noise); 100 = one core. */
   otherCpuPct?: number;
