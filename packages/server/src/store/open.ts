@@ -16,10 +16,10 @@ export interface OpenStoreOptions {
   onWarning?: (message: string) => void;
 }
 
-/** Builds the store adapter the configuration names, its schema migrated to the current version. */
 /** A serving store's longest block of its event loop on another process's SQLite lock. */
-const SERVING_BUSY_TIMEOUT_MS = 20;
+export const SERVING_BUSY_TIMEOUT_MS = 20;
 
+/** Builds the store adapter the configuration names, its schema migrated to the current version. */
 export async function openStore(config: AppConfig['store'], options: OpenStoreOptions = {}): Promise<EndpointStore> {
   switch (config.kind) {
     case 'sqlite':

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createChatbridgeClient } from '@chatbridge/client';
 import { createLogger } from '../../src/logger.ts';
+import { SERVING_BUSY_TIMEOUT_MS } from '../../src/store/open.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
 import { startTestServer } from '../../src/testing.ts';
 import { raw } from './harness.ts';
@@ -83,7 +84,10 @@ describe('request logging of abandoned requests', () => {
   it('when the client leaves before any answer, then the line and the metrics say 499, not 200', async () => {
     const { lines, sink } = captureLines();
     const file = join(mkdtempSync(join(tmpdir(), 'chatbridge-abandoned-')), 'store.sqlite');
-    const server = await startTestServer({ logger: createLogger('info', sink), store: new SqliteEndpointStore(file) });
+    // As the server opens it: the update waits for the lock on timers, so the event loop sees the
+    // client leave (with the CLI's blocking busy_timeout it could answer 503 first on a slow machine).
+    const store = new SqliteEndpointStore(file, { busyTimeoutMs: SERVING_BUSY_TIMEOUT_MS });
+    const server = await startTestServer({ logger: createLogger('info', sink), store });
     const other = new DatabaseSync(file);
     try {
       const token = await server.provision('abandoned-1');
