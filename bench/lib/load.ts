@@ -1,6 +1,6 @@
 // The load generator: autocannon, programmatically. `pnpm bench` runs it in a fresh child process
-// per measurement (bench/load-child.ts, driven by lib/loadChild.ts); bench:ab runs it in its own
-// process. Latency percentiles are computed from every response's own high-resolution time
+// per measurement (bench/load-child.ts, driven by lib/loadChild.ts); bench:ab runs it in the ab
+// process, where A and B alternate. Latency percentiles are computed from every response's own high-resolution time
 // (autocannon's histogram rounds to whole milliseconds, too coarse for a 1-3 ms service).
 import autocannon from 'autocannon';
 import { updateQuery } from './record.ts';
