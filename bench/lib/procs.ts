@@ -112,9 +112,12 @@ export function spawnTracked(
 ): Spawned {
   if (interrupted && !forCleanup) throw new Error(`interrupted: not starting ${name}`);
   // IPC messages go through the structured clone ('advanced'), not JSON, so that NaN stays NaN.
-  const child = ipc
-    ? spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], serialization: 'advanced' })
-    : spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd,
+    env,
+    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+    ...(ipc && { serialization: 'advanced' as const }),
+  });
   if (child.pid === undefined) throw new Error(`could not start ${name}`);
   live.add(child);
   let tail = '';
