@@ -1,0 +1,70 @@
+// The figures of `pnpm bench:upper-bounds` (bench/upper-bounds.ts): updateEndpoint on SQLite with
+// less and less of the store's work, each mode's runs summed up as medians and ranges.
+
+/** What each mode takes away (bench/experiments/upper-bounds.patch reads it from BENCH_UPPER_BOUND). */
+export const UPPER_BOUND_MODES = {
+  'as-shipped': 'the store as it ships: synchronous=FULL, the event log, the outbox',
+  'no-fsync': 'synchronous=OFF: no fsync at all, not durable (the most any asynchronous acknowledgement could win)',
+  'no-fsync-no-log': 'synchronous=OFF and no event log (no stream replay either)',
+  'no-write': 'every update decided, none written: the request and the decision alone',
+} as const;
+
+export type UpperBoundMode = keyof typeof UPPER_BOUND_MODES;
+
+/** One run of scenario 3 in one mode, as bench/results/*.json records it. */
+export interface UpperBoundRun {
+  mode: UpperBoundMode;
+  ratioToBaseline: number;
+  requestsPerSec: number;
+  cpuUsPerRequest: number;
+  p99Ms: number;
+}
+
+export interface UpperBoundSummary {
+  mode: UpperBoundMode;
+  runs: number;
+  ratio: { median: number; min: number; max: number };
+  cpuUsPerRequest: number;
+  p99Ms: number;
+  /** Runs whose ratio reached `target`. */
+  reached: number;
+}
+
+const medianOf = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** Per mode, in the order of UPPER_BOUND_MODES; modes without runs are left out. */
+export function summariseUpperBounds(runs: UpperBoundRun[], target: number): UpperBoundSummary[] {
+  return (Object.keys(UPPER_BOUND_MODES) as UpperBoundMode[]).flatMap((mode) => {
+    const own = runs.filter((r) => r.mode === mode);
+    if (own.length === 0) return [];
+    const ratios = own.map((r) => r.ratioToBaseline);
+    return [
+      {
+        mode,
+        runs: own.length,
+        ratio: { median: medianOf(ratios), min: Math.min(...ratios), max: Math.max(...ratios) },
+        cpuUsPerRequest: medianOf(own.map((r) => r.cpuUsPerRequest)),
+        p99Ms: medianOf(own.map((r) => r.p99Ms)),
+        reached: ratios.filter((r) => r >= target).length,
+      },
+    ];
+  });
+}
+
+/** The summary as a Markdown table, ready for BENCHMARKS.md. */
+export function upperBoundsTable(summaries: UpperBoundSummary[], target: number): string {
+  const rows = summaries.map(
+    (s) =>
+      `| ${s.mode} | ${s.ratio.median.toFixed(2)} (${s.ratio.min.toFixed(2)}-${s.ratio.max.toFixed(2)}) | ` +
+      `${s.reached}/${s.runs} | ${s.cpuUsPerRequest.toFixed(0)} | ${s.p99Ms.toFixed(1)} | ${UPPER_BOUND_MODES[s.mode]} |`,
+  );
+  return [
+    `| mode | × baseline, median (range) | runs ≥ ${target} | µs CPU/update | p99 ms | what the store skips |`,
+    '|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
+}
