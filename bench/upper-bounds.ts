@@ -53,8 +53,8 @@ function measureOnce(tree: string, mode: UpperBoundMode): UpperBoundRun {
   const results = join(tree, 'bench', 'results');
   const before = reportsIn(results);
   const args = ['-s', 'bench', '--only=1,3', ...(opts.duration ? ['--duration', opts.duration] : [])];
-  // 'no-write' fails the bench's read-back check by design (nothing is written); its figures still count.
   run('pnpm', args, tree, { ...process.env, BENCH_UPPER_BOUND: mode });
+  if (mode === 'no-write') console.log('   (no-write fails the bench\'s read-back check by design: nothing was written; its figures still count)');
   const added = [...reportsIn(results)].filter((f) => !before.has(f));
   if (added.length !== 1) throw new Error(`expected one new report in ${results}, found ${added.length}`);
   const report = JSON.parse(readFileSync(join(results, added[0]!), 'utf8')) as { scenarios: ScenarioResult[] };

@@ -6,7 +6,7 @@ export const UPPER_BOUND_MODES = {
   'as-shipped': 'the store as it ships: synchronous=FULL, the event log, the outbox',
   'no-fsync': 'synchronous=OFF: no fsync at all, not durable (the most any asynchronous acknowledgement could win)',
   'no-fsync-no-log': 'synchronous=OFF and no event log (no stream replay either)',
-  'no-write': 'every update decided, none written: the request and the decision alone',
+  'no-write': 'every update decided, none written: the request and the decision alone (each decision reads its row from SQLite, as nothing committed is cached)',
 } as const;
 
 export type UpperBoundMode = keyof typeof UPPER_BOUND_MODES;
