@@ -1,10 +1,10 @@
 // `pnpm bench:upper-bounds`: how far could updateEndpoint on SQLite go if the store did less of its
 // work? The measurement behind BENCHMARKS.md's twenty-third pass, for anyone to repeat.
 //
-//   pnpm bench:upper-bounds [--rounds 2] [--duration 10] [--modes as-shipped,no-fsync,no-fsync-no-log,no-write]
+//   pnpm bench:upper-bounds [--rounds 2] [--duration 10] [--modes as-shipped,no-log,no-fsync,no-fsync-no-log,no-write]
 //
 // It makes a scratch worktree of HEAD, applies bench/experiments/upper-bounds.patch there (the SQLite
-// store reads BENCH_UPPER_BOUND and skips the fsync, the event log, or the whole write), and runs
+// store reads BENCH_UPPER_BOUND and skips the event log, the fsync, both, or the whole write), and runs
 // `pnpm bench --only=1,3` there once per mode and round, the modes alternating (reversed every other
 // round, so a drift of the machine falls on every mode alike). Each ratio is over the baseline
 // measured beside it, as in `pnpm bench`. The patch never ships: the worktree is removed at the end.

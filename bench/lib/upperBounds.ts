@@ -4,6 +4,7 @@
 /** What each mode takes away (bench/experiments/upper-bounds.patch reads it from BENCH_UPPER_BOUND). */
 export const UPPER_BOUND_MODES = {
   'as-shipped': 'the store as it ships: synchronous=FULL, the event log, the outbox',
+  'no-log': 'no event log (no stream replay), every fsync kept: what the log costs a durable write',
   'no-fsync': 'synchronous=OFF: no fsync at all, not durable (the most any asynchronous acknowledgement could win)',
   'no-fsync-no-log': 'synchronous=OFF and no event log (no stream replay either)',
   'no-write': 'every update decided, none written: the request and the decision alone (each decision reads its row from SQLite, as nothing committed is cached)',
