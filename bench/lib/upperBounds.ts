@@ -1,5 +1,6 @@
 // The figures of `pnpm bench:upper-bounds` (bench/upper-bounds.ts): updateEndpoint on SQLite with
 // less and less of the store's work, each mode's runs summed up as medians and ranges.
+import { median } from './server.ts';
 
 /** What each mode takes away (bench/experiments/upper-bounds.patch reads it from BENCH_UPPER_BOUND). */
 export const UPPER_BOUND_MODES = {
@@ -31,12 +32,6 @@ export interface UpperBoundSummary {
   reached: number;
 }
 
-const medianOf = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
 /** Per mode, in the order of UPPER_BOUND_MODES; modes without runs are left out. */
 export function summariseUpperBounds(runs: UpperBoundRun[], target: number): UpperBoundSummary[] {
   return (Object.keys(UPPER_BOUND_MODES) as UpperBoundMode[]).flatMap((mode) => {
@@ -47,9 +42,9 @@ export function summariseUpperBounds(runs: UpperBoundRun[], target: number): Upp
       {
         mode,
         runs: own.length,
-        ratio: { median: medianOf(ratios), min: Math.min(...ratios), max: Math.max(...ratios) },
-        cpuUsPerRequest: medianOf(own.map((r) => r.cpuUsPerRequest)),
-        p99Ms: medianOf(own.map((r) => r.p99Ms)),
+        ratio: { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) },
+        cpuUsPerRequest: median(own.map((r) => r.cpuUsPerRequest)),
+        p99Ms: median(own.map((r) => r.p99Ms)),
         reached: ratios.filter((r) => r >= target).length,
       },
     ];
