@@ -4,7 +4,7 @@ import { type AppConfig, loadConfig } from '../config.ts';
 import { openStore } from '../store/open.ts';
 import type { EndpointStore } from '../store/port.ts';
 import { exportStore, importFile } from './exportImport.ts';
-import { importFromOriginal } from './fromOriginal.ts';
+import { OriginalLayoutError, importFromOriginal } from './fromOriginal.ts';
 import { fileSink, stdoutSink } from './output.ts';
 import { loadSpecSchemas } from './specSchemas.ts';
 
@@ -28,11 +28,13 @@ export function addPortabilityCommands(program: Command): void {
     .description('write the whole store as JSON lines (docs/export-format.md) to a file, or to standard output')
     .argument('[file]', 'where to write (written beside it first, then renamed; readable by its owner only)')
     .action((file: string | undefined) =>
-      withStore(async (store) => {
-        const count = await exportStore(store, file === undefined ? stdoutSink() : await fileSink(file), new Date());
-        console.error(`exported ${count} endpoints${file === undefined ? '' : ` to ${file}`}`);
-        return 0;
-      }),
+      withStore((store) =>
+        orFileProblem(async () => {
+          const count = await exportStore(store, file === undefined ? stdoutSink() : await fileSink(file), new Date());
+          console.error(`exported ${count} endpoints${file === undefined ? '' : ` to ${file}`}`);
+          return 0;
+        }, 'Nothing was exported.'),
+      ),
     );
 
   program
@@ -46,8 +48,21 @@ export function addPortabilityCommands(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      return withStore((store, config) => (file !== undefined ? runImport(store, file) : runImportFromOriginal(store, opts.fromOriginal!, config)));
+      return withStore((store, config) => orFileProblem(() => (file !== undefined ? runImport(store, file) : runImportFromOriginal(store, opts.fromOriginal!, config))));
     });
+}
+
+/** A file that cannot be read (or written) is named with the reason, without a stack trace. */
+async function orFileProblem(work: () => Promise<number>, outcome = 'Nothing was imported.'): Promise<number> {
+  try {
+    return await work();
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    if (!(error instanceof OriginalLayoutError) && (typeof e?.code !== 'string' || e.path === undefined)) throw error;
+    console.error(error instanceof OriginalLayoutError ? e.message : `${e.path}: ${e.code}`);
+    console.error(outcome);
+    return 1;
+  }
 }
 
 async function runImport(store: EndpointStore, file: string): Promise<number> {

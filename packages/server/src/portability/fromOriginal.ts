@@ -44,22 +44,25 @@ const sameSnapshot = (a: EndpointSnapshot, b: { tokenHash: Uint8Array; recordJso
   a.state.pendingSince === b.state.pendingSince &&
   a.version === b.version;
 
-/** Throws (nothing imported) when the folder or its tokens.json cannot be read as the original's layout. */
+/** The folder is not in the original's layout: nothing is imported. */
+export class OriginalLayoutError extends Error {}
+
+/** Throws OriginalLayoutError (nothing imported) when the folder's tokens.json cannot be read. */
 async function readTokens(folder: string): Promise<Record<string, unknown>> {
   const path = join(folder, TOKENS_FILE);
   const size = await stat(path).then(
     (s) => s.size,
     () => undefined,
   );
-  if (size === undefined) throw new Error(`${path} is missing: the original service keeps every endpoint's token there`);
-  if (size > MAX_TOKENS_FILE_BYTES) throw new Error(`${path} is larger than ${MAX_TOKENS_FILE_BYTES} bytes`);
+  if (size === undefined) throw new OriginalLayoutError(`${path} is missing: the original service keeps every endpoint's token there`);
+  if (size > MAX_TOKENS_FILE_BYTES) throw new OriginalLayoutError(`${path} is larger than ${MAX_TOKENS_FILE_BYTES} bytes`);
   let tokens: unknown;
   try {
     tokens = JSON.parse(await readFile(path, 'utf8'));
   } catch {
-    throw new Error(`${path} is not JSON`);
+    throw new OriginalLayoutError(`${path} is not JSON`);
   }
-  if (typeof tokens !== 'object' || tokens === null || Array.isArray(tokens)) throw new Error(`${path} must be an object {"<id>": "<token>"}`);
+  if (typeof tokens !== 'object' || tokens === null || Array.isArray(tokens)) throw new OriginalLayoutError(`${path} must be an object {"<id>": "<token>"}`);
   return tokens as Record<string, unknown>;
 }
 
