@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ENDPOINT_ID, createEndpoint, existingTokenProblem, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { displayUrl } from './http/displayUrl.ts';
+import { addPortabilityCommands } from './portability/commands.ts';
 import { openStore } from './store/open.ts';
 import type { EndpointStore } from './store/port.ts';
 
@@ -145,6 +146,8 @@ program
       return 0;
     }),
   );
+
+addPortabilityCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(err instanceof ConfigError ? err.message : err);

@@ -9,6 +9,9 @@ import { createGroupCommitMetrics, type Metrics } from './metrics.ts';
 
 type Method = (...args: unknown[]) => Promise<unknown>;
 
+/** Methods that return an async iterable rather than a promise: passed through as they are, untimed. */
+const STREAMING = new Set<string>(['exportRows']);
+
 export function instrumentStore(store: EndpointStore, metrics: Metrics): EndpointStore {
   const wrappers = new Map<string, Method>();
   const wrap = (method: string, fn: Method): Method => {
@@ -42,6 +45,7 @@ export function instrumentStore(store: EndpointStore, metrics: Metrics): Endpoin
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function' || typeof property !== 'string') return value;
+      if (STREAMING.has(property)) return (value as Method).bind(target);
       let wrapper = wrappers.get(property);
       if (!wrapper) wrappers.set(property, (wrapper = wrap(property, value as Method)));
       return wrapper;

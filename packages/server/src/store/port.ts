@@ -164,4 +164,53 @@ export interface EndpointStore {
   /** Rejects when the store cannot serve requests. */
   ping(): Promise<void>;
   close(): Promise<void>;
+
+  /**
+   * Every endpoint with its pending deliveries, in ascending ID order, read a page of
+   * SNAPSHOT_PAGE_ROWS endpoints at a time (memory stays bounded whatever the store's size). Each
+   * page is one statement, so an endpoint and its deliveries are consistent with each other; pages
+   * read while another process writes may come from different moments (stop the server to move a store).
+   */
+  exportRows(): AsyncIterable<EndpointSnapshot>;
+  /**
+   * Adds the endpoints of `rows` (IDs unique among them) in one transaction: all of them, or, if any
+   * ID already exists with other content (see ImportOutcome), none. An ID that exists with the same
+   * token digest, record, message state and version is left as it is (counted unchanged), so importing
+   * the same rows again changes nothing. Imported rows start with an empty event log.
+   */
+  importRows(rows: AsyncIterable<EndpointSnapshot> | Iterable<EndpointSnapshot>): Promise<ImportOutcome>;
+}
+
+/** Endpoints per page of exportRows (and per staged batch of importRows). */
+export const SNAPSHOT_PAGE_ROWS = 100;
+
+/** An outbox entry of an endpoint's pending message, as exported (a lease is not kept). */
+export interface SnapshotDelivery {
+  platform: Platform;
+  url: string;
+  payload: string;
+  attempts: number;
+  nextAttemptAt: number;
+  expiresAt: number;
+}
+
+/** Everything a store keeps of one endpoint that a move to another store must carry. */
+export interface EndpointSnapshot {
+  id: string;
+  tokenHash: Uint8Array;
+  /** The record's JSON text, exactly as committed. */
+  recordJson: string;
+  state: MessageState;
+  version: number;
+  /** Deliveries of the pending message (message `state.seq`); empty while idle. */
+  deliveries: SnapshotDelivery[];
+}
+
+export interface ImportOutcome {
+  /** Endpoints added (0 when there are conflicts: nothing was written). */
+  imported: number;
+  /** Endpoints that already existed with identical content. */
+  unchanged: number;
+  /** IDs that exist with another token digest, record, message state or version, ascending. */
+  conflicts: string[];
 }

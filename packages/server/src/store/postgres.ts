@@ -39,7 +39,11 @@ import {
   type EndpointStore,
   type EventLogWindow,
   type StoredEndpoint,
+  type EndpointSnapshot,
+  type ImportOutcome,
+  SNAPSHOT_PAGE_ROWS,
 } from './port.ts';
+import { type SnapshotRow, batchesOf, snapshotColumns, toSnapshot } from './snapshotRows.ts';
 
 export interface PostgresStoreOptions {
   /** libpq-style URL: postgres://user:password@host:5432/database?sslmode=... */
@@ -503,4 +507,77 @@ export class PostgresEndpointStore implements EndpointStore {
     this.closed = true;
     await this.pool.end();
   }
+
+  async *exportRows(): AsyncIterable<EndpointSnapshot> {
+    let after = '';
+    for (;;) {
+      const { rows } = await this.pool.query<SnapshotRow>(SNAPSHOT_SQL.page, [after, SNAPSHOT_PAGE_ROWS]);
+      yield* rows.map(toSnapshot);
+      if (rows.length < SNAPSHOT_PAGE_ROWS) return;
+      after = rows[rows.length - 1]!.id;
+    }
+  }
+
+  /**
+   * One transaction on one connection: the rows are staged in TEMP tables (dropped at its end) a
+   * batch per statement, then conflicts are looked for and, if there are none, the new endpoints and
+   * their deliveries are inserted. The statements get IMPORT_STATEMENT_TIMEOUT_MS (a merge of many
+   * thousand rows outlasts a request's limit).
+   */
+  async importRows(rows: AsyncIterable<EndpointSnapshot> | Iterable<EndpointSnapshot>): Promise<ImportOutcome> {
+    return this.transaction(async (client) => {
+      await client.query(`SET LOCAL statement_timeout = ${IMPORT_STATEMENT_TIMEOUT_MS}`);
+      await client.query(SNAPSHOT_SQL.stagingTables);
+      for await (const batch of batchesOf(rows, SNAPSHOT_PAGE_ROWS)) {
+        const { endpoints: e, deliveries: d } = snapshotColumns(batch);
+        await client.query(SNAPSHOT_SQL.stage, [e.id, e.tokenHash, e.record, e.seq, e.pendingSince, e.version]);
+        if (d.endpointId.length > 0) {
+          await client.query(SNAPSHOT_SQL.stageDeliveries, [d.endpointId, d.seq, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt]);
+        }
+      }
+      const conflicts = (await client.query<{ id: string }>(SNAPSHOT_SQL.conflicts)).rows.map((r) => r.id);
+      const existing = Number((await client.query<{ n: string }>(SNAPSHOT_SQL.existing)).rows[0]!.n);
+      if (conflicts.length > 0) return { imported: 0, unchanged: existing - conflicts.length, conflicts };
+      await client.query(SNAPSHOT_SQL.markFresh);
+      const imported = (await client.query(SNAPSHOT_SQL.insert)).rowCount ?? 0;
+      await client.query(SNAPSHOT_SQL.insertDeliveries);
+      return { imported, unchanged: existing, conflicts };
+    });
+  }
 }
+
+/** The longest one statement of an import may run (staging a batch, or the merge of every row). */
+const IMPORT_STATEMENT_TIMEOUT_MS = 300_000;
+
+const SNAPSHOT_SQL = {
+  page: `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version,
+           coalesce((SELECT json_agg(json_build_object('platform', o.platform, 'url', o.url, 'payload', o.payload, 'attempts', o.attempts,
+                                                       'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at) ORDER BY o.id)
+                     FROM outbox o WHERE o.endpoint_id = e.id), '[]')::text AS deliveries
+         FROM endpoints e WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
+  stagingTables: `CREATE TEMP TABLE import_endpoints (
+                    id text COLLATE "C" PRIMARY KEY, token_hash bytea NOT NULL, record text NOT NULL, message_seq bigint NOT NULL,
+                    pending_since bigint, version bigint NOT NULL, fresh boolean) ON COMMIT DROP;
+                  CREATE TEMP TABLE import_deliveries (
+                    ord bigint GENERATED ALWAYS AS IDENTITY, endpoint_id text COLLATE "C" NOT NULL, message_seq bigint NOT NULL,
+                    platform text NOT NULL, url text NOT NULL, payload text NOT NULL, attempts integer NOT NULL,
+                    next_attempt_at bigint NOT NULL, expires_at bigint NOT NULL) ON COMMIT DROP`,
+  stage: `INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version)
+          SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`,
+  stageDeliveries: `INSERT INTO import_deliveries (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
+                    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::bigint[], $8::bigint[])`,
+  conflicts: `SELECT s.id FROM import_endpoints s JOIN endpoints e ON e.id = s.id
+              WHERE e.token_hash <> s.token_hash OR e.record <> s.record OR e.message_seq <> s.message_seq
+                 OR e.pending_since IS DISTINCT FROM s.pending_since OR e.version <> s.version
+              ORDER BY s.id`,
+  existing: 'SELECT count(*) AS n FROM import_endpoints s JOIN endpoints e ON e.id = s.id',
+  markFresh: 'UPDATE import_endpoints s SET fresh = NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = s.id)',
+  // No ON CONFLICT: an endpoint another instance creates meanwhile fails the whole import instead of
+  // leaving it half done.
+  insert: `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version)
+           SELECT id, token_hash, record, message_seq, pending_since, version FROM import_endpoints WHERE fresh`,
+  insertDeliveries: `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
+                     SELECT d.endpoint_id, d.message_seq, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
+                     FROM import_deliveries d JOIN import_endpoints s ON s.id = d.endpoint_id WHERE s.fresh
+                     ORDER BY d.ord`,
+} as const;

@@ -19,7 +19,11 @@ import {
   type EventLogWindow,
   type GroupCommitTiming,
   type StoredEndpoint,
+  type EndpointSnapshot,
+  type ImportOutcome,
+  SNAPSHOT_PAGE_ROWS,
 } from './port.ts';
+import { type SnapshotRow, batchesOf, toSnapshot } from './snapshotRows.ts';
 
 // Ordered and append-only: an existing file runs the ones it has not seen (PRAGMA user_version).
 export const MIGRATIONS = [
@@ -611,5 +615,103 @@ export class SqliteEndpointStore implements EndpointStore {
     clearInterval(this.othersWatch);
     this.groupCommit(); // updates already accepted are committed, not dropped
     if (this.db.isOpen) this.db.close();
+  }
+
+  /** Statements of exportRows and importRows, prepared on first use (most processes never move a store). */
+  private snapshotStatements: Record<'page' | 'stage' | 'stageDelivery' | 'conflicts' | 'existing' | 'markFresh' | 'insert' | 'insertDeliveries', StatementSync> | undefined;
+
+  private snapshots() {
+    if (this.snapshotStatements) return this.snapshotStatements;
+    // Staging tables of an import: TEMP, so they live on this connection only and take no lock of
+    // the store's file while rows arrive.
+    this.db.exec(`CREATE TEMP TABLE IF NOT EXISTS import_endpoints (
+                    id TEXT PRIMARY KEY, token_hash BLOB NOT NULL, record TEXT NOT NULL, message_seq INTEGER NOT NULL,
+                    pending_since INTEGER, version INTEGER NOT NULL, fresh INTEGER NOT NULL DEFAULT 0) STRICT;
+                  CREATE TEMP TABLE IF NOT EXISTS import_deliveries (
+                    endpoint_id TEXT NOT NULL, message_seq INTEGER NOT NULL, platform TEXT NOT NULL, url TEXT NOT NULL,
+                    payload TEXT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, expires_at INTEGER NOT NULL) STRICT;`);
+    const q = (sql: string) => this.db.prepare(sql);
+    this.snapshotStatements = {
+      page: q(
+        `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version,
+           (SELECT json_group_array(json_object('platform', o.platform, 'url', o.url, 'payload', o.payload, 'attempts', o.attempts,
+                                                'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at))
+              FROM (SELECT * FROM outbox WHERE endpoint_id = e.id ORDER BY id) o) AS deliveries
+         FROM endpoints e WHERE e.id > ? ORDER BY e.id LIMIT ?`,
+      ),
+      stage: q('INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version) VALUES (?, ?, ?, ?, ?, ?)'),
+      stageDelivery: q(
+        `INSERT INTO import_deliveries (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      conflicts: q(
+        `SELECT s.id FROM import_endpoints s JOIN endpoints e ON e.id = s.id
+         WHERE e.token_hash <> s.token_hash OR e.record <> s.record OR e.message_seq <> s.message_seq
+            OR e.pending_since IS NOT s.pending_since OR e.version <> s.version
+         ORDER BY s.id`,
+      ),
+      existing: q('SELECT count(*) AS n FROM import_endpoints s JOIN endpoints e ON e.id = s.id'),
+      markFresh: q('UPDATE import_endpoints SET fresh = 1 WHERE id NOT IN (SELECT id FROM endpoints)'),
+      insert: q(
+        `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version)
+         SELECT id, token_hash, record, message_seq, pending_since, version FROM import_endpoints WHERE fresh = 1`,
+      ),
+      insertDeliveries: q(
+        `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
+         SELECT d.endpoint_id, d.message_seq, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
+         FROM import_deliveries d JOIN import_endpoints s ON s.id = d.endpoint_id WHERE s.fresh = 1 ORDER BY d.rowid`,
+      ),
+    };
+    return this.snapshotStatements;
+  }
+
+  async *exportRows(): AsyncIterable<EndpointSnapshot> {
+    const { page } = this.snapshots();
+    let after = '';
+    for (;;) {
+      const rows: EndpointSnapshot[] = [];
+      for (const row of page.iterate(after, SNAPSHOT_PAGE_ROWS)) rows.push(toSnapshot(row as unknown as SnapshotRow));
+      yield* rows;
+      if (rows.length < SNAPSHOT_PAGE_ROWS) return;
+      after = rows[rows.length - 1]!.id;
+    }
+  }
+
+  /**
+   * Rows are staged in TEMP tables a batch at a time (each batch its own short transaction, taken and
+   * ended within one synchronous step, so no update of this process ever runs inside it), then merged
+   * into the store in one IMMEDIATE transaction, also synchronous: all rows or none.
+   */
+  async importRows(rows: AsyncIterable<EndpointSnapshot> | Iterable<EndpointSnapshot>): Promise<ImportOutcome> {
+    const st = this.snapshots();
+    this.db.exec('DELETE FROM import_endpoints; DELETE FROM import_deliveries;');
+    try {
+      for await (const batch of batchesOf(rows, SNAPSHOT_PAGE_ROWS)) {
+        this.db.exec('BEGIN');
+        try {
+          for (const r of batch) {
+            st.stage.run(r.id, r.tokenHash, r.recordJson, r.state.seq, r.state.pendingSince, r.version);
+            for (const d of r.deliveries) {
+              st.stageDelivery.run(r.id, r.state.seq, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt);
+            }
+          }
+          this.db.exec('COMMIT');
+        } catch (error) {
+          this.rollback();
+          throw error;
+        }
+      }
+      return this.transaction(() => {
+        const conflicts = (st.conflicts.all() as { id: string }[]).map((r) => r.id);
+        const unchanged = (st.existing.get() as { n: number }).n - conflicts.length;
+        if (conflicts.length > 0) return { imported: 0, unchanged, conflicts };
+        st.markFresh.run();
+        const imported = Number(st.insert.run().changes);
+        st.insertDeliveries.run();
+        return { imported, unchanged, conflicts };
+      });
+    } finally {
+      if (this.db.isOpen) this.db.exec('DELETE FROM import_endpoints; DELETE FROM import_deliveries;');
+    }
   }
 }

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type EndpointRecord, initialRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/events/hub.ts';
-import type { EndpointStore, EventLogWindow } from '../../src/store/port.ts';
+import type { EndpointSnapshot, EndpointStore, EventLogWindow } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
 
 /** What the event-log cases need to control in a fresh store. */
@@ -450,6 +450,120 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         } finally {
           await feed.close();
         }
+      });
+    });
+
+    describe('export and import', () => {
+      const all = async () => {
+        const rows: EndpointSnapshot[] = [];
+        for await (const row of store.exportRows()) rows.push(row);
+        return rows;
+      };
+      /** What a faithful move must carry, in comparable form. */
+      const comparable = (rows: EndpointSnapshot[]) =>
+        rows.map((r) => ({ ...r, tokenHash: Buffer.from(r.tokenHash).toString('hex') }));
+      /** ep-p: a pending message (seq 3) with two deliveries, one attempted; ep-q: idle, a few versions on. */
+      const arrange = async () => {
+        await store.create('ep-q', hashToken('tq'), initialRecord());
+        await store.create('ep-p', hashToken('tp'), initialRecord());
+        for (const word of ['a', 'b']) {
+          await store.update('ep-q', (cur) => ({ write: { record: withWord(cur!.record, word), state: cur!.state }, result: undefined }));
+        }
+        await store.update('ep-p', (cur) => {
+          const record = structuredClone(cur!.record);
+          record.meta.trigger = true;
+          record.meta.read.chat_c = true;
+          const deliveries = (['chat_a', 'chat_b'] as const).map((platform) => ({
+            platform,
+            url: `https://hooks.example.com/${platform}`,
+            payload: `{"content":"to ${platform}"}`,
+            expiresAt: 90_000,
+          }));
+          return { write: { record, state: { seq: 3, pendingSince: 60_000 }, deliveries }, result: undefined };
+        });
+        const [claimed] = await store.claimDeliveries(61_000, 500, { chat_a: 1 });
+        await store.retryDelivery(claimed!.id, 62_000);
+      };
+
+      it('when the store is exported, then each endpoint comes once in ID order with its digest, record text, message state, version and deliveries', async () => {
+        await arrange();
+        const rows = await all();
+        expect(rows.map((r) => r.id)).toEqual(['ep-p', 'ep-q']);
+        const [p, q] = rows;
+        expect(Buffer.from(p!.tokenHash)).toEqual(hashToken('tp'));
+        expect(p!.recordJson).toBe((await store.get('ep-p'))!.recordJson);
+        expect([p!.state, p!.version]).toEqual([{ seq: 3, pendingSince: 60_000 }, 1]);
+        expect(p!.deliveries).toEqual([
+          { platform: 'chat_a', url: 'https://hooks.example.com/chat_a', payload: '{"content":"to chat_a"}', attempts: 1, nextAttemptAt: 62_000, expiresAt: 90_000 },
+          { platform: 'chat_b', url: 'https://hooks.example.com/chat_b', payload: '{"content":"to chat_b"}', attempts: 0, nextAttemptAt: 0, expiresAt: 90_000 },
+        ]);
+        expect([q!.state, q!.version, q!.deliveries]).toEqual([{ seq: 0, pendingSince: null }, 2, []]);
+      });
+
+      it('when more endpoints than a page hold are exported, then every one comes exactly once, in ID order', async () => {
+        const ids = Array.from({ length: 250 }, (_, i) => `ep-${String(i).padStart(3, '0')}`);
+        await Promise.all(ids.map((id) => store.create(id, hashToken(id), initialRecord())));
+        expect((await all()).map((r) => r.id)).toEqual(ids);
+      });
+
+      it('when exported rows are imported into a store without them, then they read back as they were and their deliveries are due again', async () => {
+        await arrange();
+        const exported = await all();
+        await store.delete('ep-p');
+        await store.delete('ep-q');
+        expect(await store.importRows(exported)).toEqual({ imported: 2, unchanged: 0, conflicts: [] });
+        expect(comparable(await all())).toEqual(comparable(exported));
+        const found = await store.get('ep-p');
+        expect([found!.recordJson, found!.state, found!.version]).toEqual([exported[0]!.recordJson, { seq: 3, pendingSince: 60_000 }, 1]);
+        expect((await store.claimDeliveries(63_000, 500, 10)).map((d) => [d.endpointId, d.platform, d.seq, d.attempts])).toEqual([
+          ['ep-p', 'chat_a', 3, 2],
+          ['ep-p', 'chat_b', 3, 1],
+        ]);
+      });
+
+      it('when the same rows are imported again, then nothing changes and they count as unchanged', async () => {
+        await arrange();
+        const exported = await all();
+        expect(await store.importRows(exported)).toEqual({ imported: 0, unchanged: 2, conflicts: [] });
+        expect(comparable(await all())).toEqual(comparable(exported));
+        expect(await store.countDeliveries()).toBe(2);
+      });
+
+      it('when some IDs exist with other content, then nothing is imported and those IDs are listed', async () => {
+        await arrange();
+        const exported = await all();
+        const fresh = { ...exported[1]!, id: 'ep-new' };
+        const otherToken = { ...exported[0]!, tokenHash: hashToken('another') };
+        const otherRecord = { ...exported[1]!, recordJson: JSON.stringify(initialRecord()) };
+        expect(await store.importRows([fresh, otherToken, otherRecord])).toEqual({ imported: 0, unchanged: 0, conflicts: ['ep-p', 'ep-q'] });
+        expect(await store.get('ep-new')).toBeUndefined();
+        expect(await store.importRows([{ ...exported[1]!, version: 7 }, exported[0]!])).toMatchObject({ unchanged: 1, conflicts: ['ep-q'] });
+      });
+
+      it('when two rows of one import share an ID, then it fails and nothing is written', async () => {
+        const row = (token: string): EndpointSnapshot => ({
+          id: 'ep-twice',
+          tokenHash: hashToken(token),
+          recordJson: JSON.stringify(initialRecord()),
+          state: { seq: 0, pendingSince: null },
+          version: 0,
+          deliveries: [],
+        });
+        await expect(store.importRows([{ ...row('a'), id: 'ep-once' }, row('a'), row('b')])).rejects.toThrow();
+        expect(await all()).toEqual([]);
+        // The store is still usable, its staging left empty.
+        expect(await store.importRows([row('a')])).toEqual({ imported: 1, unchanged: 0, conflicts: [] });
+      });
+
+      it('when rows arrive from an async source, then they are imported in one piece', async () => {
+        async function* source(): AsyncGenerator<EndpointSnapshot> {
+          for (let i = 0; i < 230; i++) {
+            await new Promise((resolve) => setImmediate(resolve));
+            yield { id: `ep-${i}`, tokenHash: hashToken(`t${i}`), recordJson: JSON.stringify(initialRecord()), state: { seq: 0, pendingSince: null }, version: 0, deliveries: [] };
+          }
+        }
+        expect(await store.importRows(source())).toEqual({ imported: 230, unchanged: 0, conflicts: [] });
+        expect((await all()).length).toBe(230);
       });
     });
 

@@ -1,0 +1,113 @@
+// The export file: JSON lines, version 1 (docs/export-format.md describes every field). A header line,
+// one line per endpoint, and an end line with the count, so a file cut short is told from a whole one.
+// Tokens appear only as the SHA-256 digests the stores keep.
+import { ENDPOINT_ID } from '../admin/endpoints.ts';
+import { PLATFORMS, type Platform } from '../domain/record.ts';
+import type { EndpointSnapshot, SnapshotDelivery } from '../store/port.ts';
+import type { SpecSchemas } from './specSchemas.ts';
+
+export const EXPORT_FORMAT = 'chatbridge-export';
+export const EXPORT_VERSION = 1;
+/** The longest line an import reads (a record at every list's limit is well under 1 MiB). */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+export function headerLine(store: string, exportedAt: Date): string {
+  return JSON.stringify({ format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: exportedAt.toISOString(), source: store });
+}
+
+/** The record goes in as the stored text itself, so it reads back byte for byte. */
+export function endpointLine(s: EndpointSnapshot): string {
+  const head = JSON.stringify({
+    type: 'endpoint',
+    id: s.id,
+    tokenSha256: Buffer.from(s.tokenHash).toString('hex'),
+    messageSeq: s.state.seq,
+    pendingSince: s.state.pendingSince,
+    version: s.version,
+    deliveries: s.deliveries,
+  });
+  return `${head.slice(0, -1)},"record":${s.recordJson}}`;
+}
+
+export const endLine = (endpoints: number) => JSON.stringify({ type: 'end', endpoints });
+
+export type ParsedLine =
+  | { kind: 'header' }
+  | { kind: 'endpoint'; snapshot: EndpointSnapshot }
+  | { kind: 'end'; endpoints: number }
+  | { kind: 'invalid'; problem: string; id?: string };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+function deliveryProblem(d: unknown): string | undefined {
+  if (!isObject(d)) return 'must be an object';
+  if (!PLATFORMS.includes(d.platform as Platform)) return `platform must be one of ${PLATFORMS.join(', ')}`;
+  if (typeof d.url !== 'string' || typeof d.payload !== 'string') return 'url and payload must be strings';
+  if (!isCount(d.attempts) || !isCount(d.nextAttemptAt) || !isCount(d.expiresAt)) return 'attempts, nextAttemptAt and expiresAt must be non-negative integers';
+  return undefined;
+}
+
+/** Reads the header (the first line): the format and a version this release reads. */
+export function parseHeader(text: string): { ok: true } | { ok: false; problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, problem: 'the first line is not JSON: not a chatbridge export' };
+  }
+  if (!isObject(value) || value.format !== EXPORT_FORMAT) return { ok: false, problem: `the first line does not name the format ${EXPORT_FORMAT}` };
+  if (value.version !== EXPORT_VERSION) return { ok: false, problem: `export version ${String(value.version)}: this release reads version ${EXPORT_VERSION}` };
+  return { ok: true };
+}
+
+/** Reads an endpoint line or the end line, checking every field (the record against the spec's schema). */
+export function parseBodyLine(text: string, schemas: SpecSchemas): ParsedLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'invalid', problem: 'not JSON' };
+  }
+  if (!isObject(value)) return { kind: 'invalid', problem: 'not a JSON object' };
+  if (value.type === 'end') return isCount(value.endpoints) ? { kind: 'end', endpoints: value.endpoints } : { kind: 'invalid', problem: 'end line: endpoints must be a count' };
+  if (value.type !== 'endpoint') return { kind: 'invalid', problem: 'type must be "endpoint" or "end"' };
+  const id = typeof value.id === 'string' && ENDPOINT_ID.test(value.id) ? value.id : undefined;
+  const invalid = (problem: string): ParsedLine => ({ kind: 'invalid', problem, ...(id !== undefined && { id }) });
+  if (id === undefined) return invalid('id must be 1 to 64 characters of A-Z a-z 0-9 _ -');
+  if (typeof value.tokenSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(value.tokenSha256)) return invalid('tokenSha256 must be 64 lower-case hex digits');
+  if (!isCount(value.messageSeq) || !isCount(value.version)) return invalid('messageSeq and version must be non-negative integers');
+  if (value.pendingSince !== null && !isCount(value.pendingSince)) return invalid('pendingSince must be null or a non-negative integer');
+  const recordProblem = schemas.recordProblem(value.record);
+  if (recordProblem) return invalid(recordProblem);
+  const record = value.record as { meta: { trigger: boolean } };
+  if (record.meta.trigger !== (value.pendingSince !== null)) return invalid('pendingSince must be set exactly when record.meta.trigger is true');
+  if (!Array.isArray(value.deliveries)) return invalid('deliveries must be a list');
+  if (value.pendingSince === null && value.deliveries.length > 0) return invalid('an idle endpoint has no deliveries');
+  for (const [i, d] of value.deliveries.entries()) {
+    const problem = deliveryProblem(d);
+    if (problem) return invalid(`deliveries[${i}]: ${problem}`);
+  }
+  // The outbox holds one entry per platform of a message.
+  const platforms = value.deliveries.map((d: { platform: string }) => d.platform);
+  if (new Set(platforms).size !== platforms.length) return invalid('deliveries: at most one per platform');
+  return {
+    kind: 'endpoint',
+    snapshot: {
+      id,
+      tokenHash: Buffer.from(value.tokenSha256, 'hex'),
+      // JSON.stringify of the parsed record gives back the text the store committed (it wrote JSON.stringify's output).
+      recordJson: JSON.stringify(value.record),
+      state: { seq: value.messageSeq, pendingSince: value.pendingSince as number | null },
+      version: value.version,
+      deliveries: (value.deliveries as SnapshotDelivery[]).map((d) => ({
+        platform: d.platform,
+        url: d.url,
+        payload: d.payload,
+        attempts: d.attempts,
+        nextAttemptAt: d.nextAttemptAt,
+        expiresAt: d.expiresAt,
+      })),
+    },
+  };
+}

@@ -1,0 +1,63 @@
+// The rows both SQL adapters read for exportRows (same column names in SQLite and PostgreSQL) and
+// their mapping to the port's EndpointSnapshot. An endpoint's pending deliveries come with it as one
+// JSON array column, so a page is one statement: one snapshot of each endpoint and its outbox.
+import type { Platform } from '../domain/record.ts';
+import type { EndpointSnapshot, SnapshotDelivery } from './port.ts';
+
+export interface SnapshotRow {
+  id: string;
+  token_hash: Uint8Array;
+  record: string;
+  message_seq: number;
+  pending_since: number | null;
+  version: number;
+  /** JSON array of the endpoint's outbox entries (platform, url, payload, attempts, nextAttemptAt, expiresAt), by outbox ID. */
+  deliveries: string;
+}
+
+export const toSnapshot = (r: SnapshotRow): EndpointSnapshot => ({
+  id: r.id,
+  tokenHash: r.token_hash,
+  recordJson: r.record,
+  state: { seq: Number(r.message_seq), pendingSince: r.pending_since === null ? null : Number(r.pending_since) },
+  version: Number(r.version),
+  deliveries: (JSON.parse(r.deliveries) as SnapshotDelivery[]).map((d) => ({ ...d, platform: d.platform as Platform })),
+});
+
+/** Staged rows of an import, a batch at a time: one array per column (PostgreSQL's unnest takes them so). */
+export function snapshotColumns(rows: EndpointSnapshot[]) {
+  const deliveries = rows.flatMap((r) => r.deliveries.map((d) => ({ id: r.id, seq: r.state.seq, d })));
+  return {
+    endpoints: {
+      id: rows.map((r) => r.id),
+      tokenHash: rows.map((r) => Buffer.from(r.tokenHash)),
+      record: rows.map((r) => r.recordJson),
+      seq: rows.map((r) => r.state.seq),
+      pendingSince: rows.map((r) => r.state.pendingSince),
+      version: rows.map((r) => r.version),
+    },
+    deliveries: {
+      endpointId: deliveries.map((x) => x.id),
+      seq: deliveries.map((x) => x.seq),
+      platform: deliveries.map((x) => x.d.platform),
+      url: deliveries.map((x) => x.d.url),
+      payload: deliveries.map((x) => x.d.payload),
+      attempts: deliveries.map((x) => x.d.attempts),
+      nextAttemptAt: deliveries.map((x) => x.d.nextAttemptAt),
+      expiresAt: deliveries.map((x) => x.d.expiresAt),
+    },
+  };
+}
+
+/** Collects an (async) iterable into batches of `size`. */
+export async function* batchesOf<T>(items: AsyncIterable<T> | Iterable<T>, size: number): AsyncGenerator<T[]> {
+  let batch: T[] = [];
+  for await (const item of items) {
+    batch.push(item);
+    if (batch.length >= size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}

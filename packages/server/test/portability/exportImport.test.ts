@@ -1,0 +1,203 @@
+// Moving a store: `chatbridge export` and `chatbridge import`, SQLite -> PostgreSQL -> SQLite, and
+// what an import refuses. PostgreSQL cases run when DATABASE_URL is set (a scratch database each).
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEndpoint } from '../../src/admin/endpoints.ts';
+import { initialRecord } from '../../src/domain/record.ts';
+import type { EndpointSnapshot, EndpointStore } from '../../src/store/port.ts';
+import { PostgresEndpointStore } from '../../src/store/postgres.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { startTestServer } from '../../src/testing.ts';
+import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
+import { chatbridge } from './cliRun.ts';
+
+const BASE_URL = process.env.DATABASE_URL;
+const scratch = () => mkdtempSync(join(tmpdir(), 'chatbridge-move-'));
+
+async function withSqlite<T>(file: string, work: (store: SqliteEndpointStore) => Promise<T>): Promise<T> {
+  const store = new SqliteEndpointStore(file);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function snapshotsOf(store: EndpointStore) {
+  const rows: EndpointSnapshot[] = [];
+  for await (const row of store.exportRows()) rows.push({ ...row, tokenHash: Buffer.from(row.tokenHash) });
+  return rows;
+}
+
+/**
+ * A store with what a move must carry: endpoints with changed configs (versions past 0), one with a
+ * pending message (message number 4, a read flag, two queued deliveries, one attempted). Returns the
+ * endpoints' tokens.
+ */
+async function arrange(store: EndpointStore): Promise<Record<string, string>> {
+  const tokens: Record<string, string> = {};
+  for (const id of ['community-1', 'community-2', 'idle-3']) tokens[id] = (await createEndpoint(store, id))!.token;
+  await store.update('community-1', (cur) => {
+    const record = structuredClone(cur!.record);
+    record.config.channels.chat_a.push('912345678901234001');
+    record.config.webhooks.chat_a.push('https://chat-a.example.com/api/webhooks/1/secret-of-the-webhook-0000');
+    record.config.blacklist.push('spam', 'ünïcödé');
+    record.config['self-user'] = true;
+    return { write: { record, state: cur!.state }, result: undefined };
+  });
+  await store.update('community-2', (cur) => {
+    const record = structuredClone(cur!.record);
+    record.meta.trigger = true;
+    record.meta.sender = 'chat_c';
+    record.meta.read.chat_c = true;
+    record.meta.message.content = 'pending while the store moved';
+    const deliveries = (['chat_a', 'chat_b'] as const).map((platform) => ({
+      platform,
+      url: `https://${platform}.example.com/api/webhooks/2/secret-of-the-webhook-0000`,
+      payload: JSON.stringify({ content: 'pending while the store moved' }),
+      expiresAt: 4_000_000_000_000,
+    }));
+    return { write: { record, state: { seq: 4, pendingSince: 3_999_999_990_000 }, deliveries }, result: undefined };
+  });
+  const [claimed] = await store.claimDeliveries(3_999_999_991_000, 1000, { chat_a: 1 });
+  await store.retryDelivery(claimed!.id, 3_999_999_992_000);
+  return tokens;
+}
+
+/** Every endpoint answers its original token with its record, through the HTTP API over `store`. */
+async function expectTokensRead(store: EndpointStore, tokens: Record<string, string>): Promise<void> {
+  const server = await startTestServer({ store });
+  try {
+    for (const [id, token] of Object.entries(tokens)) {
+      const response = await fetch(`${server.url}/${id}?token=${token}`);
+      expect([id, response.status]).toEqual([id, 200]);
+      expect(await response.json()).toEqual((await store.get(id))!.record);
+      expect((await fetch(`${server.url}/${id}?token=${token.slice(0, -1)}x`)).status).toBe(401);
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+describe('chatbridge export and import', () => {
+  const databases: ScratchDatabase[] = [];
+  afterAll(async () => {
+    for (const db of databases) await db.drop();
+  });
+
+  it.runIf(!!BASE_URL)(
+    'when a SQLite store is moved to PostgreSQL and back, then records, token digests, message state, versions and deliveries are identical and every original token still authenticates',
+    async () => {
+      const dir = scratch();
+      const first = join(dir, 'first.sqlite');
+      const last = join(dir, 'last.sqlite');
+      const db = await createScratchDatabase(BASE_URL!);
+      databases.push(db);
+      const { tokens, original } = await withSqlite(first, async (store) => ({ tokens: await arrange(store), original: await snapshotsOf(store) }));
+
+      const exported = await chatbridge(first, 'export', join(dir, 'from-sqlite.jsonl'));
+      expect(exported.code).toBe(0);
+      const text = readFileSync(join(dir, 'from-sqlite.jsonl'), 'utf8');
+      for (const token of Object.values(tokens)) expect(text).not.toContain(token);
+      expect(await chatbridge(db.url, 'import', join(dir, 'from-sqlite.jsonl'))).toMatchObject({ code: 0, stdout: '3 imported, 0 unchanged\n' });
+
+      // From PostgreSQL to standard output, as an operator may pipe it.
+      const fromPg = await chatbridge(db.url, 'export');
+      expect(fromPg.code).toBe(0);
+      writeFileSync(join(dir, 'from-pg.jsonl'), fromPg.stdout);
+      const body = (t: string) => t.trim().split('\n').slice(1);
+      expect(body(fromPg.stdout)).toEqual(body(text));
+
+      // Read over HTTP after the export: a running server works on the pending message's deliveries.
+      const pg = await PostgresEndpointStore.open({ connectionString: db.url });
+      try {
+        expect(await snapshotsOf(pg)).toEqual(original);
+        await expectTokensRead(pg, tokens);
+      } finally {
+        await pg.close();
+      }
+
+      expect(await chatbridge(last, 'import', join(dir, 'from-pg.jsonl'))).toMatchObject({ code: 0, stdout: '3 imported, 0 unchanged\n' });
+
+      await withSqlite(last, async (store) => {
+        expect(await snapshotsOf(store)).toEqual(original);
+        await expectTokensRead(store, tokens);
+      });
+    },
+  );
+
+  it('when the same file is imported again, then nothing changes and it says 0 imported, 3 unchanged', async () => {
+    const dir = scratch();
+    const source = join(dir, 'source.sqlite');
+    const target = join(dir, 'target.sqlite');
+    await withSqlite(source, arrange);
+    await chatbridge(source, 'export', join(dir, 'export.jsonl'));
+    expect((await chatbridge(target, 'import', join(dir, 'export.jsonl'))).code).toBe(0);
+    const before = await withSqlite(target, snapshotsOf);
+    expect(await chatbridge(target, 'import', join(dir, 'export.jsonl'))).toMatchObject({ code: 0, stdout: '0 imported, 3 unchanged\n' });
+    expect(await withSqlite(target, snapshotsOf)).toEqual(before);
+  });
+
+  it('when some endpoints exist in the store with other content, then the import exits 1 naming each and writes nothing', async () => {
+    const dir = scratch();
+    const source = join(dir, 'source.sqlite');
+    const target = join(dir, 'target.sqlite');
+    await withSqlite(source, arrange);
+    await chatbridge(source, 'export', join(dir, 'export.jsonl'));
+    await withSqlite(target, async (store) => {
+      await createEndpoint(store, 'community-2'); // another token
+      await createEndpoint(store, 'idle-3');
+    });
+    const result = await chatbridge(target, 'import', join(dir, 'export.jsonl'));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/conflict: endpoint community-2 /);
+    expect(result.stderr).toMatch(/conflict: endpoint idle-3 /);
+    expect((await withSqlite(target, snapshotsOf)).map((r) => r.id)).toEqual(['community-2', 'idle-3']);
+  });
+
+  it('when a line is invalid, an ID repeats or the file is cut short, then it exits 1 naming the lines and writes nothing', async () => {
+    const dir = scratch();
+    const source = join(dir, 'source.sqlite');
+    await withSqlite(source, arrange);
+    await chatbridge(source, 'export', join(dir, 'export.jsonl'));
+    const lines = readFileSync(join(dir, 'export.jsonl'), 'utf8').trim().split('\n');
+    const broken = JSON.parse(lines[3]!);
+    broken.record.config.isbeta = 'yes';
+    const cases: [string, string[], RegExp][] = [
+      ['bad-record', [lines[0]!, lines[1]!, lines[2]!, JSON.stringify(broken), lines[4]!], /line 4 \(endpoint idle-3\): record\/config\/isbeta/],
+      ['repeated', [lines[0]!, lines[1]!, lines[1]!, lines[2]!, lines[3]!, lines[4]!.replace('3', '4')], /line 3 \(endpoint community-1\)/],
+      ['cut-short', lines.slice(0, 3), /line 3: .*end line/],
+      ['newer-version', [lines[0]!.replace('"version":1', '"version":2'), ...lines.slice(1)], /line 1: export version 2/],
+    ];
+    for (const [name, content, problem] of cases) {
+      const target = join(dir, `${name}.sqlite`);
+      writeFileSync(join(dir, `${name}.jsonl`), `${content.join('\n')}\n`);
+      const result = await chatbridge(target, 'import', join(dir, `${name}.jsonl`));
+      expect([name, result.code]).toEqual([name, 1]);
+      expect(result.stderr).toMatch(problem);
+      expect(await withSqlite(target, snapshotsOf)).toEqual([]);
+    }
+  });
+
+  it('when a record in the file is not what the store committed, then the file is still read as the records it holds', async () => {
+    // Key order and spacing differ from the stores' JSON.stringify: the import writes the record as the stores would.
+    const dir = scratch();
+    const record = initialRecord();
+    const line = {
+      type: 'endpoint',
+      id: 'hand-made',
+      tokenSha256: '0'.repeat(64),
+      messageSeq: 0,
+      pendingSince: null,
+      version: 0,
+      deliveries: [],
+      record,
+    };
+    const header = { format: 'chatbridge-export', version: 1, exportedAt: new Date(0).toISOString(), source: 'hand' };
+    writeFileSync(join(dir, 'hand.jsonl'), [JSON.stringify(header), JSON.stringify(line, null, 0), JSON.stringify({ type: 'end', endpoints: 1 })].join('\n'));
+    expect((await chatbridge(join(dir, 'store.sqlite'), 'import', join(dir, 'hand.jsonl'))).code).toBe(0);
+    await withSqlite(join(dir, 'store.sqlite'), async (store) => expect((await store.get('hand-made'))!.recordJson).toBe(JSON.stringify(record)));
+  });
+});
