@@ -58,7 +58,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
   measureGroupCommits(rawStore, metrics);
   const store = instrumentStore(rawStore, metrics);
   const sender = createWebhookSender({
-    allowPrivate: options.allowPrivateWebhooks,
+    allowPrivateWebhooks: options.allowPrivateWebhooks,
     ...(options.relay?.requestTimeoutMs !== undefined && { requestTimeoutMs: options.relay.requestTimeoutMs }),
   });
   const relay = new Relay({
@@ -86,7 +86,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     store,
     logger,
     adminTokenHash: options.adminTokenHash,
-    allowHttpWebhooks: options.allowPrivateWebhooks,
+    allowPrivateWebhooks: options.allowPrivateWebhooks,
     validateResponses: options.validateResponses,
     readiness,
     clock,

@@ -27,7 +27,7 @@ afterEach(async () => {
 });
 
 async function start(options: TestServerOptions = {}) {
-  const server = await startTestServer({ allowHttpWebhooks: true, ...options });
+  const server = await startTestServer({ allowPrivateWebhooks: true, ...options });
   running.push(server);
   return { server, client: createChatbridgeClient({ baseUrl: server.url }) };
 }
@@ -332,7 +332,7 @@ describe('relay: restarts', () => {
 
 describe('relay: SSRF protection (private destinations not allowed)', () => {
   it('when webhooks point at loopback, then a literal is refused when set, and a name resolving to it is rejected at delivery with nothing sent', async () => {
-    const { server, client } = await start({ allowHttpWebhooks: false });
+    const { server, client } = await start({ allowPrivateWebhooks: false });
     const id = 'ssrf-1';
     const token = await server.provision(id);
     const port = new URL(receiver.url('x')).port;

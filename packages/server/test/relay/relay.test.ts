@@ -48,7 +48,7 @@ describe('relay during a store outage', () => {
 
 describe('relay leases', () => {
   it('when a delivery is claimed, then its lease outlasts one attempt and, with the default TTL, runs out before the message expires', async () => {
-    const sender = createWebhookSender({ allowPrivate: false });
+    const sender = createWebhookSender({ allowPrivateWebhooks: false });
     const leases: number[] = [];
     const store = {
       listExpired: async () => [],
