@@ -69,7 +69,7 @@ async function timeRounds(store: Store, write: boolean): Promise<Rounds> {
         const params = { message_content: `bench update ${n}`, message_author_name: `author ${n}`, log_chat_b: `log-${n}` };
         updates.push(
           store.update(`ep-${n % endpoints}`, (current) => {
-            const outcome = applyUpdate(current!.recordJson, params, { allowHttpWebhooks: false });
+            const outcome = applyUpdate(current!.recordJson, params, { allowPrivateWebhooks: false });
             if (!outcome.ok) throw new Error(`the bench update was refused: ${JSON.stringify(outcome.issues)}`);
             const decision = { record: outcome.record, recordJson: outcome.json, state: current!.state };
             return write ? { write: decision, result: undefined } : { result: undefined };

@@ -42,7 +42,7 @@ const SETUP: UpdateParams[] = [
 export function benchRecord(): EndpointRecord {
   let record = initialRecord();
   for (const params of SETUP) {
-    const outcome = applyUpdate(JSON.stringify(record), params, { allowHttpWebhooks: false });
+    const outcome = applyUpdate(JSON.stringify(record), params, { allowPrivateWebhooks: false });
     if (!outcome.ok) throw new Error(`bench record setup rejected: ${JSON.stringify(outcome.issues)}`);
     record = outcome.record;
   }

@@ -21,7 +21,7 @@ export interface ServiceOptions {
   validateResponses: boolean;
   messageTtlMs: number;
   clock?: () => number;
-  relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number; stopGraceMs?: number; maxInFlight?: number };
+  relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number; stopGraceMs?: number; maxInFlight?: number; maxInFlightPerEndpoint?: number };
   /** Browser origins allowed to call the record operations (CORS); default none. */
   corsOrigins?: string[];
   /** Abuse limits; default off (the server's configuration turns them on). */
@@ -58,7 +58,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
   measureGroupCommits(rawStore, metrics);
   const store = instrumentStore(rawStore, metrics);
   const sender = createWebhookSender({
-    allowPrivate: options.allowPrivateWebhooks,
+    allowPrivateWebhooks: options.allowPrivateWebhooks,
     ...(options.relay?.requestTimeoutMs !== undefined && { requestTimeoutMs: options.relay.requestTimeoutMs }),
   });
   const relay = new Relay({
@@ -75,6 +75,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     ...(options.relay?.pollMs !== undefined && { pollMs: options.relay.pollMs }),
     ...(options.relay?.stopGraceMs !== undefined && { stopGraceMs: options.relay.stopGraceMs }),
     ...(options.relay?.maxInFlight !== undefined && { maxInFlight: options.relay.maxInFlight }),
+    ...(options.relay?.maxInFlightPerEndpoint !== undefined && { maxInFlightPerEndpoint: options.relay.maxInFlightPerEndpoint }),
   });
   const events = await startEvents({ store, logger: logger.child({ component: 'events' }), ...(options.events && { settings: options.events }) });
   const rateLimits = await createRateLimits(
@@ -86,7 +87,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     store,
     logger,
     adminTokenHash: options.adminTokenHash,
-    allowHttpWebhooks: options.allowPrivateWebhooks,
+    allowPrivateWebhooks: options.allowPrivateWebhooks,
     validateResponses: options.validateResponses,
     readiness,
     clock,

@@ -19,7 +19,7 @@ export interface TestServer extends RunningService {
 }
 
 export interface TestServerOptions {
-  allowHttpWebhooks?: boolean;
+  allowPrivateWebhooks?: boolean;
   logger?: Logger;
   adminToken?: string | null;
   /** Defaults to a scratch SQLite file. */
@@ -44,7 +44,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       store,
       logger: options.logger ?? createLogger('silent'),
       adminTokenHash: adminToken === null ? undefined : hashToken(adminToken),
-      allowPrivateWebhooks: options.allowHttpWebhooks ?? false,
+      allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
       validateResponses: options.validateResponses ?? true,
       messageTtlMs: options.messageTtlMs ?? 30_000,
       ...(options.clock && { clock: options.clock }),

@@ -24,7 +24,7 @@
 //   window), and on the URL host itself when it is an IP literal, because net.connect does not call
 //   `lookup` for IP literals. A name is refused when ANY of its addresses is forbidden (connections
 //   may try every address).
-// - `allowPrivate` (CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE, development only) turns every check off.
+// - `allowPrivateWebhooks` (CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE, development only) turns every check off.
 import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -100,8 +100,8 @@ export function isForbiddenAddress(ip: string): boolean {
  * For a URL hostname that is an IP literal ("127.0.0.1", "[::1]"), the error to refuse it with;
  * undefined for allowed literals and for names (names are checked by the guarded lookup).
  */
-export function checkLiteralHost(hostname: string, allowPrivate: boolean): ForbiddenAddressError | undefined {
-  if (allowPrivate) return undefined;
+export function checkLiteralHost(hostname: string, allowPrivateWebhooks: boolean): ForbiddenAddressError | undefined {
+  if (allowPrivateWebhooks) return undefined;
   const bare = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
   if (net.isIP(bare) === 0) return undefined;
   const range = classifyAddress(bare);
@@ -116,10 +116,10 @@ const systemResolver: Resolver = (hostname, options) => dns.promises.lookup(host
 /**
  * A `lookup` for net.connect / tls.connect / undici's `connect.lookup`: resolves with dns.lookup
  * (all addresses) and fails with a ForbiddenAddressError (code ERR_FORBIDDEN_ADDRESS) when any of them
- * is forbidden, unless `allowPrivate`. Honours `options.all` (Node asks for every address when it
+ * is forbidden, unless `allowPrivateWebhooks`. Honours `options.all` (Node asks for every address when it
  * races IPv4 and IPv6, autoSelectFamily) and otherwise answers with the first address.
  */
-export function createGuardedLookup(options: { allowPrivate: boolean; resolve?: Resolver }): net.LookupFunction {
+export function createGuardedLookup(options: { allowPrivateWebhooks: boolean; resolve?: Resolver }): net.LookupFunction {
   const resolve = options.resolve ?? systemResolver;
   return (hostname, lookupOptions, callback) => {
     const { all, ...rest } = lookupOptions;
@@ -128,7 +128,7 @@ export function createGuardedLookup(options: { allowPrivate: boolean; resolve?: 
         let error: NodeJS.ErrnoException | undefined;
         if (addresses.length === 0) {
           error = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
-        } else if (!options.allowPrivate) {
+        } else if (!options.allowPrivateWebhooks) {
           for (const { address } of addresses) {
             const range = classifyAddress(address);
             if (range !== 'unicast') {

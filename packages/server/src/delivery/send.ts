@@ -5,9 +5,9 @@
 // - Transport: one undici Agent per sender (keep-alive connection pools per origin), with a connect
 //   timeout, headers/body timeouts and an overall deadline per attempt, and the SSRF-guarded DNS
 //   lookup (see addresses.ts). No proxy, no redirects: undici's request() never follows them.
-// - Before connecting: the URL must parse, must be https (http only with allowPrivate), must not
+// - Before connecting: the URL must parse, must be https (http only with allowPrivateWebhooks), must not
 //   carry credentials (user:password@), and an IP-literal host must be a public address (unless
-//   allowPrivate). These refusals are permanent ('rejected').
+//   allowPrivateWebhooks). These refusals are permanent ('rejected').
 // - Request: POST, `Content-Type: application/json`, `Idempotency-Key: <key>` (the same key on every
 //   retry of one delivery, so a receiver that honours it can drop duplicates), `User-Agent`. The
 //   response body is read (at most 64 KiB) and discarded, so keep-alive connections can be reused.
@@ -36,7 +36,7 @@ export type SendOutcome =
 
 export interface WebhookSenderOptions {
   /** Development only: allow http URLs and private/loopback/link-local addresses. */
-  allowPrivate: boolean;
+  allowPrivateWebhooks: boolean;
   /** TCP + TLS connection setup. Default 5 s. */
   connectTimeoutMs?: number;
   /** Waiting for response headers, and between body chunks; also the overall deadline of an attempt
@@ -141,18 +141,18 @@ function classifyStatus(status: number, retryAfter: string | string[] | undefine
 }
 
 /** Why `url` must not be requested, or the parsed URL. */
-function checkUrl(url: string, allowPrivate: boolean): { ok: true; url: URL } | { ok: false; reason: string } {
+function checkUrl(url: string, allowPrivateWebhooks: boolean): { ok: true; url: URL } | { ok: false; reason: string } {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     return { ok: false, reason: 'invalid URL' };
   }
-  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && allowPrivate)) {
-    return { ok: false, reason: allowPrivate ? 'URL scheme must be https or http' : 'URL scheme must be https' };
+  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && allowPrivateWebhooks)) {
+    return { ok: false, reason: allowPrivateWebhooks ? 'URL scheme must be https or http' : 'URL scheme must be https' };
   }
   if (parsed.username !== '' || parsed.password !== '') return { ok: false, reason: 'URL must not contain credentials' };
-  const forbidden = checkLiteralHost(parsed.hostname, allowPrivate);
+  const forbidden = checkLiteralHost(parsed.hostname, allowPrivateWebhooks);
   if (forbidden) return { ok: false, reason: forbidden.message };
   parsed.hash = '';
   return { ok: true, url: parsed };
@@ -163,7 +163,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
   const userAgent = options.userAgent ?? DEFAULTS.userAgent;
   const now = options.now ?? Date.now;
-  const lookupOptions = options.resolve ? { allowPrivate: options.allowPrivate, resolve: options.resolve } : { allowPrivate: options.allowPrivate };
+  const lookupOptions = { allowPrivateWebhooks: options.allowPrivateWebhooks, ...(options.resolve && { resolve: options.resolve }) };
   const agent = new Agent({
     connect: { timeout: connectTimeoutMs, lookup: createGuardedLookup(lookupOptions) },
     headersTimeout: requestTimeoutMs,
@@ -176,7 +176,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   async function send(url: string, payload: WebhookPayload, idempotencyKey: string, stop?: AbortSignal): Promise<SendOutcome> {
     if (closed) throw new Error('the webhook sender is closed');
     if (!IDEMPOTENCY_KEY.test(idempotencyKey)) throw new TypeError('idempotencyKey must be 1-255 visible ASCII characters');
-    const checked = checkUrl(url, options.allowPrivate);
+    const checked = checkUrl(url, options.allowPrivateWebhooks);
     if (!checked.ok) return { kind: 'rejected', reason: checked.reason };
 
     const deadline = AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs);

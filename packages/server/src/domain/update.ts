@@ -12,7 +12,7 @@ export type UpdateParams = Omit<operations['updateEndpoint']['parameters']['quer
 
 export interface UpdatePolicy {
   /** Accept plain http webhook URLs (development only). */
-  allowHttpWebhooks: boolean;
+  allowPrivateWebhooks: boolean;
 }
 
 export type UpdateOutcome =
@@ -37,13 +37,13 @@ const caseless = (v: string) => v.toLowerCase();
 
 function webhookProblem(value: string, policy: UpdatePolicy): string | undefined {
   const url = parseHttpUrl(value);
-  if (!url || (url.protocol !== 'https:' && !policy.allowHttpWebhooks)) {
-    return policy.allowHttpWebhooks ? 'must be an absolute http or https URL' : 'must be an absolute https URL';
+  if (!url || (url.protocol !== 'https:' && !policy.allowPrivateWebhooks)) {
+    return policy.allowPrivateWebhooks ? 'must be an absolute http or https URL' : 'must be an absolute https URL';
   }
   if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
   // Delivery refuses these too (names are checked when they resolve); an address literal is refused
   // here already, so the bot hears of it now instead of its message never arriving.
-  const forbidden = checkLiteralHost(url.hostname, policy.allowHttpWebhooks);
+  const forbidden = checkLiteralHost(url.hostname, policy.allowPrivateWebhooks);
   return forbidden && `must not point at a non-public address (${forbidden.range}): only public addresses receive webhooks`;
 }
 

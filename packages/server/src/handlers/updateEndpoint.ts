@@ -18,7 +18,7 @@ type Result =
   | { kind: 'invalid'; issues: Issue[] };
 
 export const updateEndpoint =
-  ({ store, allowHttpWebhooks, clock, messageTtlMs, onDeliveriesQueued, validateResponses }: AppDeps): Handler =>
+  ({ store, allowPrivateWebhooks, clock, messageTtlMs, onDeliveriesQueued, validateResponses }: AppDeps): Handler =>
   async (req, res) => {
     // The validator has checked and coerced every parameter against the spec.
     const { token: _token, ...params } = req.query as unknown as UpdateParams & { token: string };
@@ -27,7 +27,7 @@ export const updateEndpoint =
     // Authentication, the update rules, the lifecycle and the outbox all commit in one transaction.
     const result = await store.update<Result>(pathParam(req, 'endpoint'), (current): Decision<Result> => {
       if (!current || !digestsMatch(current.tokenHash, presented)) return { result: { kind: 'unauthorized' } };
-      const outcome = applyUpdate(current.recordJson, params, { allowHttpWebhooks });
+      const outcome = applyUpdate(current.recordJson, params, { allowPrivateWebhooks });
       if (!outcome.ok) return { result: { kind: 'invalid', issues: outcome.issues } };
       // Nothing to write: nothing changed, and no message starts or ends (trigger=false while idle is a no-op).
       const endsNothing = params.trigger === undefined || (params.trigger === false && current.state.pendingSince === null);

@@ -15,7 +15,7 @@ export interface AppDeps {
   logger: Logger;
   /** SHA-256 of the admin token; undefined disables the admin API. */
   adminTokenHash: Uint8Array | undefined;
-  allowHttpWebhooks: boolean;
+  allowPrivateWebhooks: boolean;
   validateResponses: boolean;
   readiness: Readiness;
   /** Epoch milliseconds; injectable so lifecycle tests control time. */

@@ -3,7 +3,12 @@
 // delivering twice. A delivery is acknowledged (entry removed, platform marked read) in one
 // transaction after the webhook answered 2xx; an unacknowledged one is retried after its lease.
 // Each webhook platform has a lane of its own: a platform whose webhooks all hang fills its own
-// slots, never the other's.
+// slots, never the other's. Within a lane, one endpoint holds at most 2 of the 256 slots (per
+// instance): its further deliveries wait in the outbox until one of its attempts ends, so other
+// endpoints wait for a slot only once the webhooks of 128 endpoints or more hang at once. An endpoint has one
+// outbox entry per platform at a time (its pending message's), so a claim that passes over the
+// endpoints at their share never takes one past it; attempts for messages since replaced are what
+// fill a share.
 import { nextAttemptDelay } from '../delivery/backoff.ts';
 import { redactWebhookUrl } from '../delivery/send.ts';
 import type { SendOutcome, WebhookSender } from '../delivery/send.ts';
@@ -30,8 +35,17 @@ export interface RelayOptions {
   stopGraceMs?: number;
   /** Deliveries claimed per pass and platform at most. */
   batchSize?: number;
-  /** Deliveries under way at once per webhook platform at most; a slow webhook holds one of them, not the relay. */
+  /**
+   * Deliveries under way at once per webhook platform at most (default 256); a slow webhook holds
+   * one of them, not the relay. Past it, the platform's deliveries wait in the outbox for a slot.
+   */
   maxInFlight?: number;
+  /**
+   * Of a platform's slots, how many one endpoint holds at once at most (default 2): an attempt still
+   * under way for a message since replaced counts too. Past it, that endpoint's next delivery to the
+   * platform waits in the outbox (its TTL running) until one of its attempts ends.
+   */
+  maxInFlightPerEndpoint?: number;
   /** Told of every outcome, e.g. to count it in metrics. */
   observe?: (event: keyof RelayStats) => void;
 }
@@ -46,11 +60,6 @@ export interface RelayStats {
   superseded: number;
 }
 
-/**
- * Names one message's delivery to one platform; receivers may use it to drop duplicates. The outbox
- * entry's ID ends it: message numbers start again at 1 when an endpoint ID is deleted and created
- * anew, while outbox IDs are never reused, so a new message never carries an old message's key.
- */
 const FAILURE_LOG_INTERVAL_MS = 60_000;
 const LEASE_MARGIN_MS = 2_000;
 const MAX_RETRY_DELAY_MS = 10_000;
@@ -58,31 +67,66 @@ const MAX_RETRY_DELAY_MS = 10_000;
 const ACK_RETRY_FIRST_MS = 100;
 const ACK_RETRY_MAX_MS = 2_000;
 
+/** A platform's slots in all, and one endpoint's share of them. */
+export const RELAY_SLOTS = { perPlatform: 256, perEndpoint: 2 } as const;
+
+/**
+ * Names one message's delivery to one platform; receivers may use it to drop duplicates. The outbox
+ * entry's ID ends it: message numbers start again at 1 when an endpoint ID is deleted and created
+ * anew, while outbox IDs are never reused, so a new message never carries an old message's key.
+ */
 export const idempotencyKey = (d: Delivery) => `${d.endpointId}:${d.seq}:${d.platform}:${d.id}`;
+
+/** One webhook platform's deliveries under way, and how many of them each endpoint holds. */
+class Lane {
+  readonly underWay = new Set<Promise<void>>();
+  private readonly held = new Map<string, number>();
+
+  get size(): number {
+    return this.underWay.size;
+  }
+
+  add(endpointId: string, delivery: Promise<void>): void {
+    this.underWay.add(delivery);
+    this.held.set(endpointId, (this.held.get(endpointId) ?? 0) + 1);
+  }
+
+  remove(endpointId: string, delivery: Promise<void>): void {
+    this.underWay.delete(delivery);
+    const n = (this.held.get(endpointId) ?? 1) - 1;
+    if (n > 0) this.held.set(endpointId, n);
+    else this.held.delete(endpointId);
+  }
+
+  /** Endpoints holding `share` slots or more. */
+  endpointsHolding(share: number): string[] {
+    return [...this.held].filter(([, n]) => n >= share).map(([id]) => id);
+  }
+}
 
 export class Relay {
   readonly stats: RelayStats = { delivered: 0, retried: 0, rejected: 0, gaveUp: 0, expired: 0, superseded: 0 };
-  private readonly o: Required<RelayOptions>;
+  private readonly options: Required<RelayOptions>;
   private running = false;
   private loop: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
-  /** Deliveries under way, per webhook platform. */
-  private readonly lanes = new Map<Platform, Set<Promise<void>>>(WEBHOOK_PLATFORMS.map((p) => [p, new Set()]));
+  private readonly lanes = new Map<Platform, Lane>(WEBHOOK_PLATFORMS.map((p) => [p, new Lane()]));
   /** Aborted by stop() after its grace: attempts still under way end then, released for a retry at once. */
   private readonly stopping = new AbortController();
-  /** The last pass left a lane without room for a full batch: a finished delivery starts a pass. */
+  /** The last pass left a lane without room for a full batch, or passed over endpoints at their share: a finished delivery starts a pass. */
   private saturated = false;
   /** Passes failed in a row (a store outage), and when one was last logged. */
   private failedPasses = 0;
   private failureLoggedAt = 0;
 
   constructor(options: RelayOptions) {
-    this.o = {
+    this.options = {
       leaseMs: options.sender.attemptDeadlineMs + LEASE_MARGIN_MS,
       pollMs: 500,
       stopGraceMs: 5_000,
       batchSize: 16,
-      maxInFlight: 64,
+      maxInFlight: RELAY_SLOTS.perPlatform,
+      maxInFlightPerEndpoint: RELAY_SLOTS.perEndpoint,
       observe: () => {},
       ...options,
     };
@@ -108,17 +152,19 @@ export class Relay {
     // is still under way then is cut short and released: another instance (or this one restarted)
     // sends it again at once, under the same Idempotency-Key.
     let graceOver: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(this.underWay()),
-      new Promise<void>((resolve) => (graceOver = setTimeout(resolve, this.o.stopGraceMs))),
-    ]);
+    await Promise.race([this.settled(), new Promise<void>((resolve) => (graceOver = setTimeout(resolve, this.options.stopGraceMs)))]);
     clearTimeout(graceOver);
     this.stopping.abort();
+    await this.settled();
+  }
+
+  /** Resolves once the deliveries under way now have ended: acknowledged, rescheduled or dropped. */
+  async settled(): Promise<void> {
     await Promise.allSettled(this.underWay());
   }
 
   private underWay(): Promise<void>[] {
-    return [...this.lanes.values()].flatMap((lane) => [...lane]);
+    return [...this.lanes.values()].flatMap((lane) => [...lane.underWay]);
   }
 
   private async run(): Promise<void> {
@@ -153,59 +199,65 @@ export class Relay {
     const now = Date.now();
     if (this.failedPasses > 1 && now - this.failureLoggedAt < FAILURE_LOG_INTERVAL_MS) return;
     this.failureLoggedAt = now;
-    this.o.logger.error({ err, failedPasses: this.failedPasses }, 'relay pass failed; retrying with backoff');
+    this.options.logger.error({ err, failedPasses: this.failedPasses }, 'relay pass failed; retrying with backoff');
   }
 
   private passSucceeded(): void {
     if (this.failedPasses === 0) return;
-    this.o.logger.info({ failedPasses: this.failedPasses }, 'relay passes succeed again');
+    this.options.logger.info({ failedPasses: this.failedPasses }, 'relay passes succeed again');
     this.failedPasses = 0;
   }
 
   private retryDelay(): number {
-    return this.failedPasses === 0 ? this.o.pollMs : Math.min(this.o.pollMs * 2 ** this.failedPasses, MAX_RETRY_DELAY_MS);
+    return this.failedPasses === 0 ? this.options.pollMs : Math.min(this.options.pollMs * 2 ** this.failedPasses, MAX_RETRY_DELAY_MS);
   }
 
   /**
    * One pass: expire stale messages, then claim what is due to each webhook platform, as far as its
-   * lane's free slots allow (one claim for all lanes), and start delivering it. Deliveries are not
-   * awaited: a webhook that answers slowly (up to the sender's timeout) must delay neither other
-   * endpoints' deliveries nor the expiry of their messages. Returns true when a lane claimed a full
-   * batch, so the caller runs the next pass at once.
+   * lane's free slots allow and passing over endpoints that hold their share of them (one claim for
+   * all lanes), and start delivering it. Deliveries are not awaited: a webhook that answers slowly
+   * (up to the sender's timeout) must delay neither other endpoints' deliveries nor the expiry of
+   * their messages. Returns true when a lane claimed a full batch, so the caller runs the next pass
+   * at once.
    */
   async pass(): Promise<boolean> {
     await this.expireStale();
+    const { maxInFlight, maxInFlightPerEndpoint, batchSize, store, leaseMs, clock } = this.options;
     const limits: Partial<Record<Platform, number>> = {};
+    const skip: Partial<Record<Platform, string[]>> = {};
     this.saturated = false;
     for (const [platform, lane] of this.lanes) {
-      const free = this.o.maxInFlight - lane.size;
-      if (free < this.o.batchSize) this.saturated = true;
-      if (free > 0) limits[platform] = Math.min(this.o.batchSize, free);
+      const free = maxInFlight - lane.size;
+      const full = lane.endpointsHolding(maxInFlightPerEndpoint);
+      // A lane with endpoints at their share waits for their attempts to end, like a full lane.
+      if (free < batchSize || full.length > 0) this.saturated = true;
+      if (free > 0) limits[platform] = Math.min(batchSize, free);
+      if (full.length > 0) skip[platform] = full;
     }
-    const claimedAt = this.o.clock();
-    const claimed = await this.o.store.claimDeliveries(claimedAt, this.o.leaseMs, limits);
+    const claimedAt = clock();
+    const claimed = await store.claimDeliveries(claimedAt, leaseMs, limits, skip);
     const perLane = new Map<Platform, number>();
     for (const d of claimed) {
       // The outbox only holds deliveries to webhook platforms, each of which has a lane.
-      this.track(this.lanes.get(d.platform)!, this.deliver(d, claimedAt + this.o.leaseMs));
+      this.track(this.lanes.get(d.platform)!, d.endpointId, this.deliver(d, claimedAt + leaseMs));
       perLane.set(d.platform, (perLane.get(d.platform) ?? 0) + 1);
     }
-    return [...perLane].some(([platform, n]) => n === this.o.batchSize && limits[platform] === this.o.batchSize);
+    return [...perLane].some(([platform, n]) => n === batchSize && limits[platform] === batchSize);
   }
 
   private count(event: keyof RelayStats): void {
     this.stats[event]++;
-    this.o.observe(event);
+    this.options.observe(event);
   }
 
-  private track(lane: Set<Promise<void>>, delivery: Promise<void>): void {
+  private track(lane: Lane, endpointId: string, delivery: Promise<void>): void {
     const settled = delivery
-      .catch((err: unknown) => this.o.logger.error({ err }, 'webhook delivery failed; retried after its lease'))
+      .catch((err: unknown) => this.options.logger.error({ err }, 'webhook delivery failed; retried after its lease'))
       .finally(() => {
-        lane.delete(settled);
+        lane.remove(endpointId, settled);
         if (this.saturated && this.running) this.wake();
       });
-    lane.add(settled);
+    lane.add(endpointId, settled);
   }
 
   /**
@@ -216,7 +268,7 @@ export class Relay {
    * afterwards, its next message's included, never go out under this message's key.
    */
   private async stillApplies(d: Delivery): Promise<boolean> {
-    const current = await this.o.store.get(d.endpointId);
+    const current = await this.options.store.get(d.endpointId);
     if (!current || current.state.seq !== d.seq) return false;
     const { config, meta } = current.record;
     return config['self-user'] && meta.trigger && !meta.read[d.platform] && config.webhooks[d.platform].includes(d.url);
@@ -230,7 +282,7 @@ export class Relay {
   private async acknowledge(d: Delivery, log: Logger, leaseEnds: number): Promise<void> {
     for (let attempt = 1, delayMs = ACK_RETRY_FIRST_MS; ; attempt++, delayMs = Math.min(delayMs * 2, ACK_RETRY_MAX_MS)) {
       try {
-        await this.o.store.completeDelivery(d, (row, stillQueued) => {
+        await this.options.store.completeDelivery(d, (row, stillQueued) => {
           if (!row || !stillQueued || row.state.seq !== d.seq) return { result: undefined };
           const next = markRead(row, d.platform);
           return next === row ? { result: undefined } : { write: next, result: undefined };
@@ -239,7 +291,7 @@ export class Relay {
       } catch (err) {
         // Given up when the lease would run out first, or on shutdown after its grace: logged by
         // track(), and sent again after the lease under the same key.
-        if (this.stopping.signal.aborted || this.o.clock() + delayMs >= leaseEnds) throw err;
+        if (this.stopping.signal.aborted || this.options.clock() + delayMs >= leaseEnds) throw err;
         log.warn({ err: { message: (err as Error).message }, attempt }, 'webhook delivered but not yet recorded; retrying the record');
         await new Promise((resolve) => setTimeout(resolve, delayMs));
       }
@@ -247,7 +299,7 @@ export class Relay {
   }
 
   private async expireStale(): Promise<void> {
-    const { store, clock, messageTtlMs, logger } = this.o;
+    const { store, clock, messageTtlMs, logger } = this.options;
     const ids = await store.listExpired(clock() - messageTtlMs, 100);
     for (const id of ids) {
       const expired = await store.update(id, (row) => {
@@ -264,7 +316,7 @@ export class Relay {
 
   /** `leaseEnds`: when another instance may claim `d` again (epoch ms). */
   private async deliver(d: Delivery, leaseEnds: number): Promise<void> {
-    const { store, sender, logger, clock } = this.o;
+    const { store, sender, logger, clock } = this.options;
     if (!(await this.stillApplies(d))) {
       await store.dropDelivery(d.id);
       this.count('superseded');

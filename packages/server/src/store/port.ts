@@ -120,9 +120,15 @@ export interface EndpointStore {
    * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt: up
    * to `limits` of them, or, given per platform, up to each platform's limit (in one transaction
    * where the store commits on the caller's thread). Concurrent callers (other processes included)
-   * never receive the same entry while its lease runs.
+   * never receive the same entry while its lease runs. `skip` names, per platform, endpoints whose
+   * entries to that platform stay unclaimed (the caller has no room for them yet).
    */
-  claimDeliveries(now: number, leaseMs: number, limits: number | Partial<Record<Platform, number>>): Promise<Delivery[]>;
+  claimDeliveries(
+    now: number,
+    leaseMs: number,
+    limits: number | Partial<Record<Platform, number>>,
+    skip?: Partial<Record<Platform, readonly string[]>>,
+  ): Promise<Delivery[]>;
   /**
    * The delivery succeeded: removes its entry and, in the same transaction, applies `decide` to its
    * endpoint (marks the platform read). If the entry is gone (superseded), `decide` sees that.

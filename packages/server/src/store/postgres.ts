@@ -205,6 +205,7 @@ const SQL = {
           WHERE id IN (SELECT id FROM outbox
                        WHERE next_attempt_at <= $2 AND lease_until <= $2 AND expires_at > $2
                          AND ($4::text IS NULL OR platform = $4)
+                         AND NOT (endpoint_id = ANY ($5::text[]))
                        ORDER BY next_attempt_at, id LIMIT $3
                        FOR UPDATE SKIP LOCKED)
           RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
@@ -406,8 +407,13 @@ export class PostgresEndpointStore implements EndpointStore {
     return (await this.pool.query<{ id: string }>(statement('list', [after ?? '', limit]))).rows.map((r) => r.id);
   }
 
-  async claimDeliveries(now: number, leaseMs: number, limits: number | Partial<Record<Platform, number>>): Promise<Delivery[]> {
-    const lanes = claimLanes(limits);
+  async claimDeliveries(
+    now: number,
+    leaseMs: number,
+    limits: number | Partial<Record<Platform, number>>,
+    skip?: Partial<Record<Platform, readonly string[]>>,
+  ): Promise<Delivery[]> {
+    const lanes = claimLanes(limits, skip);
     if (lanes.length === 0) return [];
     // Several lanes in one transaction: if one claim fails, none is left leased with nobody sending it.
     const claimed =
@@ -421,8 +427,13 @@ export class PostgresEndpointStore implements EndpointStore {
     return claimed.map(toDelivery).sort((a, b) => a.id - b.id);
   }
 
-  private async claimLane(db: pg.Pool | pg.PoolClient, now: number, leaseMs: number, [to, limit]: [Platform | null, number]): Promise<OutboxRow[]> {
-    return (await db.query<OutboxRow>(statement('claim', [now + leaseMs, now, limit, to]))).rows;
+  private async claimLane(
+    db: pg.Pool | pg.PoolClient,
+    now: number,
+    leaseMs: number,
+    [to, limit, passOver]: [Platform | null, number, readonly string[]],
+  ): Promise<OutboxRow[]> {
+    return (await db.query<OutboxRow>(statement('claim', [now + leaseMs, now, limit, to, passOver]))).rows;
   }
 
   async completeDelivery<T>(

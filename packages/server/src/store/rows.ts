@@ -58,10 +58,13 @@ export function toStored(row: EndpointRow | undefined): StoredEndpoint | undefin
   return row ? new StoredRow(row) : undefined;
 }
 
-/** The (platform, or null for any; limit) pairs a claim asks for; lanes without room are left out. */
-export function claimLanes(limits: number | Partial<Record<Platform, number>>): [Platform | null, number][] {
-  if (typeof limits === 'number') return limits > 0 ? [[null, limits]] : [];
-  return (Object.entries(limits) as [Platform, number][]).filter(([, limit]) => limit > 0);
+/** One claim's (platform, or null for any; limit; endpoints to pass over) triples; lanes without room are left out. */
+export function claimLanes(
+  limits: number | Partial<Record<Platform, number>>,
+  skip: Partial<Record<Platform, readonly string[]>> = {},
+): [Platform | null, number, readonly string[]][] {
+  if (typeof limits === 'number') return limits > 0 ? [[null, limits, []]] : [];
+  return (Object.entries(limits) as [Platform, number][]).filter(([, limit]) => limit > 0).map(([to, limit]) => [to, limit, skip[to] ?? []]);
 }
 
 export const toDelivery = (r: OutboxRow): Delivery => ({

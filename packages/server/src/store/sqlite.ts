@@ -248,6 +248,7 @@ export class SqliteEndpointStore implements EndpointStore {
         `UPDATE outbox SET lease_until = ?, attempts = attempts + 1
          WHERE id IN (SELECT id FROM outbox WHERE next_attempt_at <= ? AND lease_until <= ? AND expires_at > ?
                                               AND (? IS NULL OR platform = ?)
+                                              AND endpoint_id NOT IN (SELECT value FROM json_each(?))
                       ORDER BY next_attempt_at, id LIMIT ?)
          RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
       ),
@@ -525,12 +526,19 @@ export class SqliteEndpointStore implements EndpointStore {
     return (this.stmts.list.all(after ?? '', limit) as { id: string }[]).map((r) => r.id);
   }
 
-  async claimDeliveries(now: number, leaseMs: number, limits: number | Partial<Record<Platform, number>>): Promise<Delivery[]> {
-    const lanes = claimLanes(limits);
+  async claimDeliveries(
+    now: number,
+    leaseMs: number,
+    limits: number | Partial<Record<Platform, number>>,
+    skip?: Partial<Record<Platform, readonly string[]>>,
+  ): Promise<Delivery[]> {
+    const lanes = claimLanes(limits, skip);
     if (lanes.length === 0) return [];
     // One transaction for every lane: one commit (and fsync, if anything was claimed) on the event loop.
     return this.transaction(() =>
-      lanes.flatMap(([to, limit]) => (this.stmts.claim.all(now + leaseMs, now, now, now, to, to, limit) as unknown as OutboxRow[]).map(toDelivery)),
+      lanes.flatMap(([to, limit, passOver]) =>
+        (this.stmts.claim.all(now + leaseMs, now, now, now, to, to, JSON.stringify(passOver), limit) as unknown as OutboxRow[]).map(toDelivery),
+      ),
     );
   }
 

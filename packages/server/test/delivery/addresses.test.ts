@@ -119,7 +119,7 @@ describe('checkLiteralHost', () => {
     expect(checkLiteralHost('localhost', false)).toBeUndefined();
   });
 
-  it('when allowPrivate is true, then even loopback literals pass', () => {
+  it('when allowPrivateWebhooks is true, then even loopback literals pass', () => {
     expect(checkLiteralHost('127.0.0.1', true)).toBeUndefined();
   });
 
@@ -132,8 +132,8 @@ describe('checkLiteralHost', () => {
 
 type LookupResult = { err: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family: number | undefined };
 
-function lookupWith(allowPrivate: boolean, resolve: Resolver | undefined, hostname: string, all: boolean): Promise<LookupResult> {
-  const lookup = createGuardedLookup(resolve ? { allowPrivate, resolve } : { allowPrivate });
+function lookupWith(allowPrivateWebhooks: boolean, resolve: Resolver | undefined, hostname: string, all: boolean): Promise<LookupResult> {
+  const lookup = createGuardedLookup(resolve ? { allowPrivateWebhooks, resolve } : { allowPrivateWebhooks });
   return new Promise((done) => lookup(hostname, { all }, (err, address, family) => done({ err, address, family })));
 }
 
@@ -168,7 +168,7 @@ describe('createGuardedLookup', () => {
     }
   });
 
-  it('when allowPrivate is true, then private addresses are passed on', async () => {
+  it('when allowPrivateWebhooks is true, then private addresses are passed on', async () => {
     const { err, address } = await lookupWith(true, fixed([{ address: '10.0.0.5', family: 4 }]), 'intranet', false);
     expect(err).toBeNull();
     expect(address).toBe('10.0.0.5');
@@ -193,7 +193,7 @@ describe('createGuardedLookup', () => {
     expect((err as ForbiddenAddressError).range).toBe('loopback');
   });
 
-  it('when the real system resolver resolves localhost with allowPrivate, then a loopback address is returned', async () => {
+  it('when the real system resolver resolves localhost with allowPrivateWebhooks, then a loopback address is returned', async () => {
     const { err, address } = await lookupWith(true, undefined, 'localhost', false);
     expect(err).toBeNull();
     expect(['127.0.0.1', '::1']).toContain(address);

@@ -12,7 +12,7 @@ import {
 } from '../../src/delivery/send.ts';
 
 // Real HTTP receivers on 127.0.0.1 (port 0). They are private addresses, so every test that reaches one
-// uses allowPrivate: true; the SSRF tests prove allowPrivate: false never lets a request through.
+// uses allowPrivateWebhooks: true; the SSRF tests prove allowPrivateWebhooks: false never lets a request through.
 
 interface Received {
   method: string;
@@ -78,7 +78,7 @@ const respond = (status: number, headers: Record<string, string> = {}, body = ''
 };
 
 function sender(options: Partial<WebhookSenderOptions> = {}): WebhookSender {
-  const s = createWebhookSender({ allowPrivate: true, connectTimeoutMs: 1000, requestTimeoutMs: 2000, ...options });
+  const s = createWebhookSender({ allowPrivateWebhooks: true, connectTimeoutMs: 1000, requestTimeoutMs: 2000, ...options });
   senders.push(s);
   return s;
 }
@@ -191,24 +191,24 @@ describe('webhook sender: answers from the receiver', () => {
   });
 });
 
-describe('webhook sender: SSRF guard and URL checks (allowPrivate: false)', () => {
+describe('webhook sender: SSRF guard and URL checks (allowPrivateWebhooks: false)', () => {
   it('when an http URL is sent, then it is refused before any connection', async () => {
     const r = await receiver(respond(204));
-    const outcome = await sender({ allowPrivate: false }).send(r.url(HOOK_PATH), payload, 'k');
+    const outcome = await sender({ allowPrivateWebhooks: false }).send(r.url(HOOK_PATH), payload, 'k');
     expect(outcome).toEqual({ kind: 'rejected', reason: 'URL scheme must be https' });
     expect(r.connections).toBe(0);
   });
 
-  it('when the same receiver is reached with allowPrivate: true, then it is delivered (the control case)', async () => {
+  it('when the same receiver is reached with allowPrivateWebhooks: true, then it is delivered (the control case)', async () => {
     const r = await receiver(respond(204));
-    expect(await sender({ allowPrivate: true }).send(r.url(HOOK_PATH), payload, 'k')).toMatchObject({ kind: 'delivered' });
+    expect(await sender({ allowPrivateWebhooks: true }).send(r.url(HOOK_PATH), payload, 'k')).toMatchObject({ kind: 'delivered' });
     expect(r.requests).toHaveLength(1);
   });
 
   it('when an https URL has a loopback IP literal host, then it is refused before connecting', async () => {
     const r = await receiver(respond(204));
     for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '[::1]', '2130706433']) {
-      const outcome = await sender({ allowPrivate: false }).send(`https://${host}:${r.port}${HOOK_PATH}`, payload, 'k');
+      const outcome = await sender({ allowPrivateWebhooks: false }).send(`https://${host}:${r.port}${HOOK_PATH}`, payload, 'k');
       expect(outcome.kind).toBe('rejected');
       expect(outcome).toMatchObject({ reason: expect.stringMatching(/^Refusing to connect: address .* is not a public address/) });
       expectNoSecret(outcome);
@@ -218,7 +218,7 @@ describe('webhook sender: SSRF guard and URL checks (allowPrivate: false)', () =
 
   it('when the host is localhost, then the guarded lookup refuses it and nothing connects', async () => {
     const r = await receiver(respond(204));
-    const outcome = await sender({ allowPrivate: false }).send(`https://localhost:${r.port}${HOOK_PATH}`, payload, 'k');
+    const outcome = await sender({ allowPrivateWebhooks: false }).send(`https://localhost:${r.port}${HOOK_PATH}`, payload, 'k');
     expect(outcome).toEqual({
       kind: 'rejected',
       reason: expect.stringMatching(/^Refusing to connect: localhost resolves to (127\.0\.0\.1|::1), which is not a public address \(loopback\)$/),
@@ -229,14 +229,14 @@ describe('webhook sender: SSRF guard and URL checks (allowPrivate: false)', () =
 
   it('when a name resolves to a private address via the resolver, then it is refused at connect time', async () => {
     const r = await receiver(respond(204));
-    const s = sender({ allowPrivate: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const s = sender({ allowPrivateWebhooks: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
     const outcome = await s.send(`https://hooks.example.com:${r.port}${HOOK_PATH}`, payload, 'k');
     expect(outcome).toMatchObject({ kind: 'rejected', reason: expect.stringContaining('hooks.example.com resolves to 127.0.0.1') });
     expect(r.connections).toBe(0);
   });
 
   it('when the URL is invalid, not http(s), or carries credentials, then rejected without echoing it', async () => {
-    const s = sender({ allowPrivate: false });
+    const s = sender({ allowPrivateWebhooks: false });
     const cases: [string, string][] = [
       [`not a url ${SECRET}`, 'invalid URL'],
       [`ftp://files.example.com/${SECRET}`, 'URL scheme must be https'],
@@ -247,7 +247,7 @@ describe('webhook sender: SSRF guard and URL checks (allowPrivate: false)', () =
       expect(outcome).toEqual({ kind: 'rejected', reason });
       expectNoSecret(outcome);
     }
-    expect(await sender({ allowPrivate: true }).send(`ftp://files.example.com/${SECRET}`, payload, 'k')).toEqual({
+    expect(await sender({ allowPrivateWebhooks: true }).send(`ftp://files.example.com/${SECRET}`, payload, 'k')).toEqual({
       kind: 'rejected',
       reason: 'URL scheme must be https or http',
     });
@@ -263,7 +263,7 @@ describe('webhook sender: secrets and misuse', () => {
       await s.send(ok.url(HOOK_PATH), payload, 'k'),
       await s.send(hang.url(HOOK_PATH), payload, 'k'),
       await s.send(`http://127.0.0.1:1${HOOK_PATH}`, payload, 'k'),
-      await sender({ allowPrivate: false }).send(`https://localhost${HOOK_PATH}`, payload, 'k'),
+      await sender({ allowPrivateWebhooks: false }).send(`https://localhost${HOOK_PATH}`, payload, 'k'),
     ];
     for (const outcome of outcomes) expectNoSecret(outcome);
   });

@@ -8,7 +8,7 @@ const HOOK_B = 'https://chat-b.example.com/hooks/1/bbbbbbbbbbbbbbbbbbbbbbbbbbbbb
 
 /** Applies an update as the handler does: rules, then lifecycle. */
 function update(row: Row, params: UpdateParams, now = 1000): Row {
-  const outcome = applyUpdate(JSON.stringify(row.record), params, { allowHttpWebhooks: false });
+  const outcome = applyUpdate(JSON.stringify(row.record), params, { allowPrivateWebhooks: false });
   if (!outcome.ok) throw new Error(JSON.stringify(outcome.issues));
   return afterUpdate(row, outcome.record, params.trigger, now);
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
 import { applyUpdate, type UpdateParams } from '../../src/domain/update.ts';
 
-const policy = { allowHttpWebhooks: false };
+const policy = { allowPrivateWebhooks: false };
 const HOOK_A1 = 'https://chat-a.example.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const HOOK_A2 = 'https://chat-a.example.com/api/webhooks/2222/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 
@@ -105,14 +105,14 @@ describe('applyUpdate: webhooks', () => {
     }
     // A public address literal is fine, and the operator's development switch allows the others.
     expect(apply({ webhook_chat_a: 'https://93.184.216.34/api/webhooks/1/abcdefghijklmnop' }).config.webhooks.chat_a).toHaveLength(1);
-    const local = applyUpdate(JSON.stringify(initialRecord()), { webhook_chat_b: 'http://127.0.0.1:8080/hook-receiver' }, { allowHttpWebhooks: true });
+    const local = applyUpdate(JSON.stringify(initialRecord()), { webhook_chat_b: 'http://127.0.0.1:8080/hook-receiver' }, { allowPrivateWebhooks: true });
     expect(local.ok).toBe(true);
   });
 
   it('when a webhook is not https, then it is rejected unless the operator allows http', () => {
     const http = 'http://chat-a.example.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaaaaaaaaaa';
     expect(issuesOf({ webhook_chat_a: http })).toEqual([expect.objectContaining({ parameter: 'webhook_chat_a' })]);
-    const ok = applyUpdate(JSON.stringify(initialRecord()), { webhook_chat_a: http }, { allowHttpWebhooks: true });
+    const ok = applyUpdate(JSON.stringify(initialRecord()), { webhook_chat_a: http }, { allowPrivateWebhooks: true });
     expect(ok.ok && ok.record.config.webhooks.chat_a).toEqual([http]);
   });
 

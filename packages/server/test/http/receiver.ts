@@ -14,6 +14,8 @@ export interface Answer {
   headers?: Record<string, string>;
   /** Hold the response this long before answering. */
   delayMs?: number;
+  /** Hold the response until release() is called. */
+  hold?: boolean;
 }
 
 export interface Receiver {
@@ -22,6 +24,8 @@ export interface Receiver {
   url(name: string): string;
   /** Answers for the next requests, in order; afterwards 204. */
   script(...answers: Answer[]): void;
+  /** Answers every held request now. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -34,6 +38,7 @@ const readBody = async (req: IncomingMessage) => {
 export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
   let answers: Answer[] = [];
+  const held: (() => void)[] = [];
   const server: Server = createServer(async (req, res) => {
     const body = await readBody(req);
     received.push({
@@ -44,6 +49,7 @@ export async function startReceiver(): Promise<Receiver> {
     });
     const answer = answers.shift() ?? { status: 204 };
     if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
+    if (answer.hold) await new Promise<void>((r) => held.push(r));
     res.writeHead(answer.status, answer.headers).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -53,6 +59,9 @@ export async function startReceiver(): Promise<Receiver> {
     url: (name) => `http://127.0.0.1:${port}/hooks/${name}/${'x'.repeat(40)}`,
     script: (...a) => {
       answers = a;
+    },
+    release: () => {
+      for (const answer of held.splice(0)) answer();
     },
     close: () =>
       new Promise((resolve) => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { failure, useServer } from './harness.ts';
 
 const HTTP_HOOK = 'http://127.0.0.1:9/api/webhooks/1234/abcdefghijklmnopqrstuvwxyz012345';
-const h = useServer({ allowHttpWebhooks: true });
+const h = useServer({ allowPrivateWebhooks: true });
 
 describe('webhook URL policy with CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true (development)', () => {
   it('when a plain http webhook is sent, then it is accepted', async () => {

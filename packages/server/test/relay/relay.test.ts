@@ -1,12 +1,13 @@
 // The relay against a store that fails: an outage is logged once (then at most once a minute), the
 // passes back off, and the recovery is logged.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../../src/logger.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createWebhookSender } from '../../src/delivery/send.ts';
 import { Relay } from '../../src/relay/relay.ts';
 import { initialRecord } from '../../src/domain/record.ts';
 import type { Delivery, EndpointStore } from '../../src/store/port.ts';
+import type { SendOutcome } from '../../src/delivery/send.ts';
 
 function recordingLogger() {
   const lines: { level: string; msg: string }[] = [];
@@ -14,6 +15,13 @@ function recordingLogger() {
   const logger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), child: () => logger };
   return { lines, logger: logger as unknown as Logger };
 }
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('relay during a store outage', () => {
   let relay: Relay | undefined;
@@ -33,7 +41,7 @@ describe('relay during a store outage', () => {
     const { lines, logger } = recordingLogger();
     relay = new Relay({ store, sender: { send: async () => ({ kind: 'delivered' }) } as never, logger, clock: Date.now, messageTtlMs: 30_000, pollMs: 10 });
     relay.start();
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await vi.advanceTimersByTimeAsync(700);
     // Without backoff, 10 ms polls make ~70 passes here; doubling from 10 ms makes about six.
     expect(passes).toBeGreaterThan(2);
     expect(passes).toBeLessThan(12);
@@ -41,14 +49,14 @@ describe('relay during a store outage', () => {
 
     down = false;
     relay.wake();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await vi.advanceTimersByTimeAsync(100);
     expect(lines.slice(1)).toEqual([{ level: 'info', msg: 'relay passes succeed again' }]);
   });
 });
 
 describe('relay leases', () => {
   it('when a delivery is claimed, then its lease outlasts one attempt and, with the default TTL, runs out before the message expires', async () => {
-    const sender = createWebhookSender({ allowPrivate: false });
+    const sender = createWebhookSender({ allowPrivateWebhooks: false });
     const leases: number[] = [];
     const store = {
       listExpired: async () => [],
@@ -57,8 +65,8 @@ describe('relay leases', () => {
     const relay = new Relay({ store, sender, logger: recordingLogger().logger, clock: Date.now, messageTtlMs: 30_000 });
     await relay.pass();
     await sender.close();
-    // A delivery whose instance died mid-attempt is claimed again when its lease runs out: the lease
-    // used to be 30 s, as long as the default TTL, so such a delivery expired unsent.
+    // A delivery whose instance died mid-attempt is claimed again when its lease runs out: a lease as
+    // long as the TTL would let such a delivery expire unsent.
     expect(leases[0]).toBeGreaterThan(sender.attemptDeadlineMs);
     expect(leases[0]! + 5_000).toBeLessThan(loadConfig({}).messageTtlMs);
   });
@@ -87,11 +95,78 @@ describe('relay acknowledgements', () => {
     const relay = new Relay({ store, sender, logger: recordingLogger().logger, clock: Date.now, messageTtlMs: 30_000, pollMs: 10 });
     relay.start();
     try {
-      const deadline = Date.now() + 3000;
-      while (relay.stats.delivered === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      await vi.advanceTimersByTimeAsync(2_000); // well within the lease
       expect(relay.stats.delivered).toBe(1);
       expect([sends, records]).toEqual([1, 2]);
     } finally {
+      await relay.stop();
+    }
+  });
+});
+
+describe("relay: an endpoint's share of a platform's slots", () => {
+  const url = 'https://chat-a.example.com/hooks/0123456789012345678901234567890123456789';
+  const record = initialRecord();
+  record.config['self-user'] = true;
+  record.config.webhooks.chat_a = [url];
+  record.meta.trigger = true;
+
+  /**
+   * An outbox of chat_a deliveries that honours claim limits and passed-over endpoints. As in the
+   * real store, an endpoint has one entry per platform at a time: its pending message's.
+   */
+  function outbox() {
+    const due: Delivery[] = [];
+    const queue = (id: number, endpointId: string) =>
+      due.push({ id, endpointId, seq: 1, platform: 'chat_a', url, payload: '{}', expiresAt: Date.now() + 30_000, attempts: 1 });
+    const store = {
+      listExpired: async () => [],
+      claimDeliveries: async (_now: number, _leaseMs: number, limits: { chat_a?: number }, skip: { chat_a?: string[] } = {}) => {
+        const claimable = due.filter((d) => !skip.chat_a?.includes(d.endpointId)).slice(0, limits.chat_a ?? 0);
+        for (const d of claimable) due.splice(due.indexOf(d), 1);
+        return claimable;
+      },
+      get: async () => ({ record, state: { seq: 1, pendingSince: Date.now() } }),
+      completeDelivery: async () => undefined,
+    } as unknown as EndpointStore;
+    return { store, due, queue };
+  }
+
+  /** A webhook sender whose attempts hang until the test answers them. */
+  function heldSender() {
+    const attempts = new Map<string, () => void>();
+    const sender = {
+      attemptDeadlineMs: 20_000,
+      send: (_url: string, _payload: unknown, key: string) =>
+        new Promise<SendOutcome>((resolve) => attempts.set(key.split(':').at(-1)!, () => resolve({ kind: 'delivered', status: 200 }))),
+    };
+    return { sender, attempts };
+  }
+
+  it("when an endpoint holds 2 of chat_a's slots, then its third delivery waits and another endpoint's goes out; when one of its attempts ends, then the third goes out at once", async () => {
+    const { store, due, queue } = outbox();
+    const { sender, attempts } = heldSender();
+    const relay = new Relay({ store, sender, logger: recordingLogger().logger, clock: Date.now, messageTtlMs: 30_000, pollMs: 60_000 });
+    relay.start();
+    try {
+      // Each message replaces the last; the attempts already under way keep waiting for the webhook.
+      for (const id of [1, 2, 3]) {
+        queue(id, 'noisy');
+        relay.wake();
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      queue(4, 'other');
+      relay.wake();
+      await vi.advanceTimersByTimeAsync(0);
+      expect([...attempts.keys()].sort()).toEqual(['1', '2', '4']);
+      expect(due.map((d) => d.id)).toEqual([3]);
+
+      attempts.get('1')!();
+      await vi.advanceTimersByTimeAsync(0); // no poll interval passes: the ended attempt starts a pass
+      expect([...attempts.keys()].sort()).toEqual(['1', '2', '3', '4']);
+      expect(due).toEqual([]);
+    } finally {
+      for (const answer of attempts.values()) answer();
       await relay.stop();
     }
   });

@@ -218,6 +218,19 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect((await store.claimDeliveries(2000, 60_000, { chat_a: 5, chat_b: 5 })).map((d) => d.platform)).toEqual(['chat_b']);
       });
 
+      it('when endpoints are named to pass over for a platform, then their entries to it stay queued and their others are claimed', async () => {
+        await store.create('ep-p', hashToken('t'), initialRecord());
+        await pend('ep-o', 1);
+        await pend('ep-p', 1);
+        const claimed = await store.claimDeliveries(2000, 60_000, { chat_a: 5, chat_b: 5 }, { chat_a: ['ep-o'] });
+        expect(claimed.map((d) => [d.platform, d.endpointId]).sort()).toEqual([
+          ['chat_a', 'ep-p'],
+          ['chat_b', 'ep-o'],
+          ['chat_b', 'ep-p'],
+        ]);
+        expect((await store.claimDeliveries(2000, 60_000, { chat_a: 5 })).map((d) => [d.platform, d.endpointId, d.attempts])).toEqual([['chat_a', 'ep-o', 1]]);
+      });
+
       it('when claimed concurrently, then no entry goes to two claimers', async () => {
         for (let i = 0; i < 20; i++) {
           await store.create(`ep-c${i}`, hashToken('t'), initialRecord());
