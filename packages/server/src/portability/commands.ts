@@ -80,7 +80,7 @@ async function runImport(store: EndpointStore, file: string): Promise<number> {
 
 async function runImportFromOriginal(store: EndpointStore, folder: string, config: AppConfig): Promise<number> {
   const report = await importFromOriginal(store, folder, {
-    policy: { allowHttpWebhooks: config.allowPrivateWebhooks },
+    policy: { allowPrivateWebhooks: config.allowPrivateWebhooks },
     schemas: loadSpecSchemas(),
     onRefusal: (id, what, reason) => console.log(`refused ${id}: ${what}: ${reason}`),
   });

@@ -106,7 +106,7 @@ describe('chatbridge import --from-original', () => {
 describe('mapOriginalRecord', () => {
   const schemas = loadSpecSchemas();
   const map = (config: Record<string, unknown>) =>
-    mapOriginalRecord({ config: { isbeta: false, 'self-user': false, ...config } }, { allowHttpWebhooks: false }, schemas.parameterProblem)!;
+    mapOriginalRecord({ config: { isbeta: false, 'self-user': false, ...config } }, { allowPrivateWebhooks: false }, schemas.parameterProblem)!;
 
   it('when self-user is false, then selfuse is true, and the other way round', () => {
     expect(map({ 'self-user': false }).record.config['self-user']).toBe(true);
@@ -129,6 +129,6 @@ describe('mapOriginalRecord', () => {
   });
 
   it('when something is not an original record, then nothing is mapped', () => {
-    expect(mapOriginalRecord([], { allowHttpWebhooks: false }, schemas.parameterProblem)).toBeUndefined();
+    expect(mapOriginalRecord([], { allowPrivateWebhooks: false }, schemas.parameterProblem)).toBeUndefined();
   });
 });
