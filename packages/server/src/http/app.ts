@@ -1,9 +1,9 @@
 // createApp builds the Express app and never listens. Order: request log and metrics, security
 // headers, CORS, the body parser, request hygiene, then express-openapi-validator as its README wires
-// it (security presence, parameters, responses), on PostgreSQL the read-ahead of getEndpoint's
-// endpoint, rate limits, dispatch by operationId (admin operations check the admin token there), all
-// of it behind one Express layer (pipeline.ts); then a problem+json 404 for anything unmatched, and
-// one error handler for every error.
+// it (security presence, parameters, responses) and the query names it leaves to us (queryNames.ts),
+// on PostgreSQL the read-ahead of getEndpoint's endpoint, rate limits, dispatch by operationId (admin
+// operations check the admin token there), all of it behind one Express layer (pipeline.ts); then a
+// problem+json 404 for anything unmatched, and one error handler for every error.
 import cors from 'cors';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
