@@ -1,9 +1,9 @@
 // createApp builds the Express app and never listens. Order: request log and metrics, security
 // headers, CORS, the body parser, request hygiene, then express-openapi-validator as its README wires
-// it (security presence, parameters, responses), on PostgreSQL the read-ahead of getEndpoint's
-// endpoint, rate limits, dispatch by operationId (admin operations check the admin token there), all
-// of it behind one Express layer (pipeline.ts); then a problem+json 404 for anything unmatched, and
-// one error handler for every error.
+// it (security presence, parameters, responses) and the query names it leaves to us (queryNames.ts),
+// on PostgreSQL the read-ahead of getEndpoint's endpoint, rate limits, dispatch by operationId (admin
+// operations check the admin token there), all of it behind one Express layer (pipeline.ts); then a
+// problem+json 404 for anything unmatched, and one error handler for every error.
 import cors from 'cors';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -12,6 +12,7 @@ import { buildHandlers } from '../handlers/index.ts';
 import { tokenMatchesDigest } from '../tokens.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
+import { queryNameCheck } from './queryNames.ts';
 import { inOneLayer } from './pipeline.ts';
 import { readAhead, readsCrossNetwork } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
@@ -109,6 +110,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', queryParser(queryParametersOfType(bundledSpecPath, 'boolean')));
   parseQueryOnce(app);
+  const queryNames = queryNameCheck(bundledSpecPath);
   app.use(
     inOneLayer([
       requestLog(app, deps.logger, [requestMetrics(deps), deps.rateLimits.observe]),
@@ -120,11 +122,14 @@ export function createApp(deps: AppDeps): Express {
       answerHeadAsGet,
       ...OpenApiValidator.middleware({
         apiSpec: bundledSpecPath,
-        validateRequests: { allowUnknownQueryParameters: false, allErrors: true }, // every offending parameter, not the first
+        // Every offending parameter, not the first: unknown query names are left to queryNames.ts,
+        // since the validator throws at the first one and drops its other findings.
+        validateRequests: { allowUnknownQueryParameters: true, allErrors: true },
         validateResponses: deps.validateResponses,
         validateSecurity: true,
         fileUploader: false, // no operation takes multipart bodies: no multipart step on every request
       }),
+      queryNames.middleware,
       ...(readsCrossNetwork(deps.store) ? [readAhead(deps.store)] : []), // overlaps the rate limit's round trip
       deps.rateLimits.middleware,
       dispatch(buildHandlers(deps), deps.adminTokenHash),
@@ -132,6 +137,6 @@ export function createApp(deps: AppDeps): Express {
   );
   // Whatever reached here matched no operation (e.g. an asterisk-form request target).
   app.use((_req, _res, next) => next(new HttpProblem(404, 'No operation is defined at this path.')));
-  app.use(problemErrorHandler(deps.logger));
+  app.use(problemErrorHandler(deps.logger, queryNames.issuesOf));
   return app;
 }
