@@ -31,6 +31,7 @@ export interface TestServerOptions {
   rateLimits?: ServiceOptions['rateLimits'];
   corsOrigins?: string[];
   connections?: ServiceOptions['connections'];
+  managementPort?: number;
   /** Validate responses against the spec (default true); false runs production's direct reply path. */
   validateResponses?: boolean;
 }
@@ -53,6 +54,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
       ...(options.events && { events: options.events }),
       ...(options.connections && { connections: options.connections }),
+      ...(options.managementPort !== undefined && { managementPort: options.managementPort }),
     },
     0,
     '127.0.0.1',

@@ -1,18 +1,21 @@
 // Connection limits: every open connection holds a file descriptor and some memory, and one client
 // can open thousands (each kept alive for 65 s by one cheap request). Past the total, new
 // connections are closed at once, so the process keeps descriptors for its store, its webhook
-// deliveries and its health probes' next chance; past the per-address cap (off by default: a proxy,
-// or one busy bot host, puts many clients behind one address), that address's new ones are.
+// deliveries and its health probes' next chance; past the per-address cap, that address's new ones
+// are, so one address cannot fill the total for everyone. The cap sits far above what a bot host
+// opens (a handful of keep-alive connections per community it serves, and far fewer with pooling);
+// behind a proxy that does not pass the client's address on the connection, every client shares the
+// proxy's address, and the cap should be raised or turned off (0).
 import type { Server } from 'node:http';
 
 export interface ConnectionLimits {
   /** Connections open at once, in all (0: no limit). */
   max: number;
-  /** Connections open at once from one client address (0: no limit). */
+  /** Connections open at once from one client address, as the socket sees it (0: no limit). */
   perAddress: number;
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { max: 10_000, perAddress: 0 };
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { max: 10_000, perAddress: 1_000 };
 
 export function limitConnections(server: Server, limits: ConnectionLimits): void {
   if (limits.max > 0) server.maxConnections = limits.max; // Node closes the ones over it
