@@ -102,6 +102,8 @@ export class ListenError extends Error {
 
 /** Slow clients: the head must arrive within 10 s and the whole request within 30 s. */
 const SERVER_LIMITS = {
+  // Every update parameter travels in the query string: 1500 code points percent-encoded can take
+  // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
   maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
   headersTimeout: 10_000,
   requestTimeout: 30_000,
@@ -164,8 +166,6 @@ export interface ListenOptions {
 }
 
 export async function listen(deps: AppDeps, port: number, host: string, options: ListenOptions = {}): Promise<HttpListener> {
-  // Every update parameter travels in the query string: 1500 code points percent-encoded can take
-  // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
   const app = createApp(deps);
   const connections = options.connections ?? DEFAULT_CONNECTION_LIMITS;
   const main = await serve(app, port, host, (server) => limitConnections(server, connections), 'PORT');

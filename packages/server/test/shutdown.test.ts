@@ -27,7 +27,7 @@ describe('shutdown', () => {
     const took = Date.now() - signalled;
     await halfClosed;
     expect(code).toBe(0);
-    // The deadline is 10 s; a half-sent head used to hold the shutdown until then and exit 1.
+    // The deadline is 10 s: a half-sent head must not hold the shutdown until then.
     expect(took).toBeLessThan(5_000);
     expect(server.log()).toContain('"msg":"stopped"');
     // The store was closed: SQLite checkpoints the log into the database and deletes it on close.
