@@ -1,4 +1,5 @@
-// SIGTERM on the real process: connections that have nothing to answer do not hold the shutdown.
+// The real process: a management listener when asked for, and a SIGTERM that connections with nothing
+// to answer do not hold.
 import { existsSync, mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -33,5 +34,22 @@ describe('shutdown', () => {
     // The store was closed: SQLite checkpoints the log into the database and deletes it on close.
     expect(existsSync(`${sqlite}-wal`)).toBe(false);
     idle.destroy();
+  }, 30_000);
+});
+
+describe('management port', () => {
+  it('when CHATBRIDGE_MANAGEMENT_PORT is set, then the process logs its URL and serves the probes there, and nothing else', async () => {
+    const sqlite = join(mkdtempSync(join(tmpdir(), 'chatbridge-management-')), 'store.sqlite');
+    const server = await startServerProcess({ CHATBRIDGE_SQLITE_PATH: sqlite, CHATBRIDGE_MANAGEMENT_PORT: '0' });
+    try {
+      const management = /"managementUrl":"(http:\/\/[^"]+)"/.exec(server.log())?.[1];
+      expect(management).toBeDefined();
+      expect(management).not.toBe(server.url);
+      expect((await fetch(`${management}/-/ready`)).status).toBe(200);
+      expect((await fetch(`${management}/admin/endpoints`)).status).toBe(404);
+    } finally {
+      server.child.kill('SIGTERM');
+      expect((await server.exited).code).toBe(0);
+    }
   }, 30_000);
 });
