@@ -106,8 +106,11 @@ function credentialScope(req: Request, tokenAuth: boolean): string {
 }
 
 export async function createRateLimits(settings: RateLimitSettings, logger: Logger): Promise<RateLimits> {
+  const perPair = settings.authFailuresPerMinute;
+  const perAddress = settings.authFailuresPerAddressPerMinute ?? 0;
+  const rate = settings.perEndpointPerSecond;
   const pool =
-    settings.backend.kind === 'postgres'
+    settings.backend.kind === 'postgres' && (perPair > 0 || perAddress > 0 || rate > 0)
       ? new pg.Pool({
           connectionString: settings.backend.databaseUrl,
           max: 4,
@@ -132,12 +135,9 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   const make: Factory = (limit) =>
     counters ? counters.limiter({ ...limit, insurance: new RateLimiterMemory(limit) }) : new RateLimiterMemory(limit);
 
-  const perPair = settings.authFailuresPerMinute;
-  const perAddress = settings.authFailuresPerAddressPerMinute ?? 0;
   const pairFailures = perPair > 0 ? make({ keyPrefix: 'auth-fail', points: perPair, duration: 60 }) : undefined;
   const addressFailures = perAddress > 0 ? make({ keyPrefix: 'auth-fail-address', points: perAddress, duration: 60 }) : undefined;
   const countsFailures = pairFailures !== undefined || addressFailures !== undefined;
-  const rate = settings.perEndpointPerSecond;
   const perEndpoint =
     rate > 0
       ? withBurst(make({ keyPrefix: 'endpoint', points: rate, duration: 1 }), make({ keyPrefix: 'endpoint-burst', points: rate, duration: BURST_WINDOW_SECONDS }))
