@@ -168,7 +168,9 @@ export interface ListenOptions {
 export async function listen(deps: AppDeps, port: number, host: string, options: ListenOptions = {}): Promise<HttpListener> {
   const app = createApp(deps);
   const connections = options.connections ?? DEFAULT_CONNECTION_LIMITS;
-  const main = await serve(app, port, host, (server) => limitConnections(server, connections), 'PORT');
+  // Express's compiled `trust proxy` setting: whether a peer at hop 0 is a trusted proxy.
+  const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
+  const main = await serve(app, port, host, (server) => limitConnections(server, connections, (address) => trusted(address, 0)), 'PORT');
   let management: Listening | undefined;
   if (options.managementPort !== undefined) {
     // Its own listener, with its own connection budget, so probes and scrapes get through when the

@@ -32,6 +32,7 @@ export interface TestServerOptions {
   corsOrigins?: string[];
   connections?: ServiceOptions['connections'];
   managementPort?: number;
+  trustProxy?: ServiceOptions['trustProxy'];
   /** Validate responses against the spec (default true); false runs production's direct reply path. */
   validateResponses?: boolean;
 }
@@ -55,6 +56,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.events && { events: options.events }),
       ...(options.connections && { connections: options.connections }),
       ...(options.managementPort !== undefined && { managementPort: options.managementPort }),
+      ...(options.trustProxy !== undefined && { trustProxy: options.trustProxy }),
     },
     0,
     '127.0.0.1',

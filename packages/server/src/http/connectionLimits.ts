@@ -3,9 +3,9 @@
 // connections are closed at once, so the process keeps descriptors for its store, its webhook
 // deliveries and its health probes' next chance; past the per-address cap, that address's new ones
 // are, so one address cannot fill the total for everyone. The cap sits far above what a bot host
-// opens (a handful of keep-alive connections per community it serves, and far fewer with pooling);
-// behind a proxy that does not pass the client's address on the connection, every client shares the
-// proxy's address, and the cap should be raised or turned off (0).
+// opens (a handful of keep-alive connections per community it serves, and far fewer with pooling).
+// A trusted proxy's connections (CHATBRIDGE_TRUST_PROXY) carry many clients each and are not capped
+// per address; the proxy is the place to limit its clients.
 import type { Server } from 'node:http';
 
 export interface ConnectionLimits {
@@ -17,12 +17,16 @@ export interface ConnectionLimits {
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { max: 10_000, perAddress: 1_000 };
 
-export function limitConnections(server: Server, limits: ConnectionLimits): void {
+/**
+ * `exempt`: addresses whose connections are not capped per address (the trusted proxies).
+ */
+export function limitConnections(server: Server, limits: ConnectionLimits, exempt: (address: string) => boolean = () => false): void {
   if (limits.max > 0) server.maxConnections = limits.max; // Node closes the ones over it
   if (limits.perAddress <= 0) return;
   const open = new Map<string, number>();
   server.on('connection', (socket) => {
     const address = socket.remoteAddress ?? '';
+    if (exempt(address)) return;
     const count = (open.get(address) ?? 0) + 1;
     if (count > limits.perAddress) {
       socket.destroy();

@@ -42,6 +42,14 @@ describe('connection fairness', () => {
     expect(await liveOver(server.url, '127.0.0.2')).toBe('answered');
   });
 
+  it('when a trusted proxy holds many connections, then they are not capped per address, and other addresses still are', async () => {
+    server = await startTestServer({ connections: { max: 100, perAddress: 1 }, trustProxy: '127.0.0.1' });
+    expect(await liveOver(server.url)).toBe('answered');
+    expect(await liveOver(server.url)).toBe('answered'); // the proxy's second
+    expect(await liveOver(server.url, '127.0.0.2')).toBe('answered');
+    expect(await liveOver(server.url, '127.0.0.2')).toBe('refused');
+  });
+
   it('when the public listener holds its total of connections, then the management port still answers the probes and the metrics', async () => {
     server = await startTestServer({ connections: { max: 2, perAddress: 0 }, managementPort: 0 });
     expect(server.managementUrl).toBeDefined();
