@@ -625,7 +625,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A rate limit was reached: too many failed authentications from this address, too many requests for this endpoint, or (`streamEndpointEvents`) too many streams open for this endpoint. Wait `Retry-After` seconds. Nothing was changed. */
+        /** @description A rate limit was reached: too many failed authentications from this address (for this endpoint, or in all), too many requests for this endpoint, or (`streamEndpointEvents`) too many streams open for this endpoint. Wait `Retry-After` seconds. Nothing was changed. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying. */

@@ -54,9 +54,11 @@ const EnvSchema = z.object({
   CHATBRIDGE_MESSAGE_TTL_SECONDS: z.preprocess(unsetIfEmpty, z.coerce.number().positive().max(86_400).default(30)),
   CHATBRIDGE_DRAIN_SECONDS: z.preprocess(unsetIfEmpty, z.coerce.number().min(0).max(300).default(0)),
   CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(100_000).default(10)),
+  CHATBRIDGE_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(3_000)),
   CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(50)),
   CHATBRIDGE_MAX_CONNECTIONS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(10_000)),
-  CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(0)),
+  CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(1_000)),
+  CHATBRIDGE_MANAGEMENT_PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).optional()),
   CHATBRIDGE_TRUST_PROXY: z
     .string()
     .default('false')
@@ -89,11 +91,13 @@ export interface AppConfig {
   drainMs: number;
   /** Browser origins allowed to call the record operations; empty: no CORS. */
   corsOrigins: string[];
-  rateLimits: { authFailuresPerMinute: number; perEndpointPerSecond: number };
+  rateLimits: { authFailuresPerMinute: number; authFailuresPerAddressPerMinute: number; perEndpointPerSecond: number };
   /** Express `trust proxy` (false, true, a hop count, or addresses). */
   trustProxy: boolean | number | string;
   /** Open connections allowed, in all and per client address (0: no limit). */
   connections: { max: number; perAddress: number };
+  /** A second listener, on HOST, that serves only the health probes and metrics; undefined: none. */
+  managementPort: number | undefined;
 }
 
 export type StoreConfig =
@@ -130,8 +134,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     messageTtlMs: Math.max(1, Math.round(e.CHATBRIDGE_MESSAGE_TTL_SECONDS * 1000)),
     drainMs: e.CHATBRIDGE_DRAIN_SECONDS * 1000,
     corsOrigins: e.CHATBRIDGE_CORS_ORIGINS,
-    rateLimits: { authFailuresPerMinute: e.CHATBRIDGE_AUTH_FAILURES_PER_MINUTE, perEndpointPerSecond: e.CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT },
+    rateLimits: {
+      authFailuresPerMinute: e.CHATBRIDGE_AUTH_FAILURES_PER_MINUTE,
+      authFailuresPerAddressPerMinute: e.CHATBRIDGE_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE,
+      perEndpointPerSecond: e.CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT,
+    },
     trustProxy: e.CHATBRIDGE_TRUST_PROXY,
     connections: { max: e.CHATBRIDGE_MAX_CONNECTIONS, perAddress: e.CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS },
+    managementPort: e.CHATBRIDGE_MANAGEMENT_PORT,
   };
 }

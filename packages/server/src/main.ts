@@ -44,6 +44,7 @@ async function main(): Promise<void> {
       corsOrigins: config.corsOrigins,
       trustProxy: config.trustProxy,
       connections: config.connections,
+      managementPort: config.managementPort,
       rateLimits: {
         ...config.rateLimits,
         backend: config.store.kind === 'postgres' ? { kind: 'postgres', databaseUrl: config.store.databaseUrl } : { kind: 'memory' },
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
   logger.info(
     {
       url: running.url,
+      ...(running.managementUrl !== undefined && { managementUrl: running.managementUrl }),
       store: store.kind,
       ...(config.store.kind === 'sqlite' && { sqlitePath: config.store.sqlitePath }),
       adminApi: config.adminTokenHash ? 'enabled' : 'disabled',

@@ -9,7 +9,7 @@ import { instrumentStore, measureGroupCommits } from './observability/instrument
 import { createMetrics, type DeliveryOutcome } from './observability/metrics.ts';
 import { Relay, type RelayStats } from './relay/relay.ts';
 import { createRateLimits, type RateLimitSettings } from './http/rateLimits.ts';
-import { listen } from './server.ts';
+import { type HttpListener, listen } from './server.ts';
 import type { EndpointStore } from './store/port.ts';
 
 export interface ServiceOptions {
@@ -27,8 +27,10 @@ export interface ServiceOptions {
   /** Abuse limits; default off (the server's configuration turns them on). */
   rateLimits?: RateLimitSettings;
   trustProxy?: boolean | number | string;
-  /** Open connections allowed, in all and per client address; default 10,000 and no per-address cap. */
+  /** Open connections allowed, in all and per client address; default 10,000 and 1,000. */
   connections?: ConnectionLimits;
+  /** A second listener serving only /-/live, /-/ready and /-/metrics (0: any free port); default none. */
+  managementPort?: number | undefined;
   /** Event streams (streamEndpointEvents): heartbeat interval and the like; defaults in events/streams.ts. */
   events?: Partial<EventStreamSettings>;
 }
@@ -44,6 +46,8 @@ const DELIVERY_OUTCOMES: Record<Exclude<keyof RelayStats, 'expired'>, DeliveryOu
 export interface RunningService {
   url: string;
   port: number;
+  /** The management listener's URL, when one was asked for. */
+  managementUrl: string | undefined;
   readiness: Readiness;
   relay: Relay;
   /** Drains: readiness goes false, HTTP finishes in-flight requests, deliveries finish, store closes. */
@@ -99,11 +103,23 @@ export async function startService(options: ServiceOptions, port: number, host: 
     trustProxy: options.trustProxy ?? false,
     events: events.streams,
   };
-  const http = await listen(deps, port, host, options.connections);
+  let http: HttpListener;
+  try {
+    http = await listen(deps, port, host, {
+      ...(options.connections && { connections: options.connections }),
+      managementPort: options.managementPort,
+    });
+  } catch (error) {
+    // Nothing listens: what was opened for it is closed, so the process can end.
+    await rateLimits.close();
+    await events.close();
+    throw error;
+  }
   relay.start();
   return {
     url: http.url,
     port: http.port,
+    managementUrl: http.managementUrl,
     readiness,
     relay,
     async close() {

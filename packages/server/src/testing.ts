@@ -31,6 +31,8 @@ export interface TestServerOptions {
   rateLimits?: ServiceOptions['rateLimits'];
   corsOrigins?: string[];
   connections?: ServiceOptions['connections'];
+  managementPort?: number;
+  trustProxy?: ServiceOptions['trustProxy'];
   /** Validate responses against the spec (default true); false runs production's direct reply path. */
   validateResponses?: boolean;
 }
@@ -53,6 +55,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
       ...(options.events && { events: options.events }),
       ...(options.connections && { connections: options.connections }),
+      ...(options.managementPort !== undefined && { managementPort: options.managementPort }),
+      ...(options.trustProxy !== undefined && { trustProxy: options.trustProxy }),
     },
     0,
     '127.0.0.1',

@@ -55,17 +55,25 @@ describe('loadConfig', () => {
     expect(loadConfig({ CHATBRIDGE_MESSAGE_TTL_SECONDS: '1.5' }).messageTtlMs).toBe(1500);
   });
 
-  it('when the connection limits are set, then they are read; unset, 10,000 in all and none per address', () => {
-    expect(loadConfig({}).connections).toEqual({ max: 10_000, perAddress: 0 });
+  it('when the connection limits are set, then they are read; unset, 10,000 in all and 1,000 per address', () => {
+    expect(loadConfig({}).connections).toEqual({ max: 10_000, perAddress: 1_000 });
+    expect(loadConfig({ CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '0' }).connections.perAddress).toBe(0); // 0 turns the cap off
     expect(loadConfig({ CHATBRIDGE_MAX_CONNECTIONS: '500', CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '20' }).connections).toEqual({ max: 500, perAddress: 20 });
     expect(() => loadConfig({ CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '-1' })).toThrow(/CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS/);
   });
 
   it('when a numeric variable is empty or blank, then its default applies: an empty rate limit does not switch the limit off', () => {
     const config = loadConfig({ CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: '', CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: ' ', CHATBRIDGE_MESSAGE_TTL_SECONDS: '', CHATBRIDGE_PG_POOL_SIZE: '' });
-    expect(config.rateLimits).toEqual({ authFailuresPerMinute: 10, perEndpointPerSecond: 50 });
+    expect(config.rateLimits).toEqual({ authFailuresPerMinute: 10, authFailuresPerAddressPerMinute: 3_000, perEndpointPerSecond: 50 });
     expect(config.messageTtlMs).toBe(30_000);
     expect(loadConfig({ CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: '0' }).rateLimits.perEndpointPerSecond).toBe(0); // 0 still turns it off
+  });
+
+  it('when CHATBRIDGE_MANAGEMENT_PORT is set, then it is read; unset or empty, there is no management listener', () => {
+    expect(loadConfig({ CHATBRIDGE_MANAGEMENT_PORT: '9090' }).managementPort).toBe(9090);
+    expect(loadConfig({}).managementPort).toBeUndefined();
+    expect(loadConfig({ CHATBRIDGE_MANAGEMENT_PORT: '' }).managementPort).toBeUndefined();
+    expect(() => loadConfig({ CHATBRIDGE_MANAGEMENT_PORT: '70000' })).toThrow(/CHATBRIDGE_MANAGEMENT_PORT/);
   });
 
   it('when DATABASE_URL cannot be parsed (a port that is not a number, a broken host), then start-up stops naming it without echoing it', () => {

@@ -3,8 +3,7 @@ import { type Handler, replyJsonText } from '../http/operations.ts';
 import { setMessageNumber } from '../http/messageNumber.ts';
 import { readEndpoint, readsCrossNetwork } from '../http/readAhead.ts';
 import { unauthorized } from '../http/problem.ts';
-import { presentedTokenDigest } from '../http/presentedToken.ts';
-import { digestsMatch } from '../tokens.ts';
+import { presentsTokenOf } from '../http/presentedToken.ts';
 
 export const getEndpoint = ({ store, validateResponses }: AppDeps): Handler => {
   // On SQLite a GET is answered in the callback that read its request, so the responses of a turn
@@ -14,7 +13,7 @@ export const getEndpoint = ({ store, validateResponses }: AppDeps): Handler => {
   const end = readsCrossNetwork(store) ? 'now' : 'at turn end';
   return async (req, res) => {
     const found = await readEndpoint(req, store);
-    if (!found || !digestsMatch(found.tokenHash, presentedTokenDigest(req))) throw unauthorized();
+    if (!presentsTokenOf(req, found)) throw unauthorized();
     setMessageNumber(res, found.state);
     replyJsonText(res, 'getEndpoint', 200, found.recordJson, () => found.record, validateResponses, end, found.recordJsonBytes);
   };

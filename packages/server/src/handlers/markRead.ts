@@ -5,8 +5,7 @@ import { setMessageNumber } from '../http/messageNumber.ts';
 import { type Handler, pathParam, reply } from '../http/operations.ts';
 import { HttpProblem, unauthorized } from '../http/problem.ts';
 import type { Decision } from '../store/port.ts';
-import { presentedTokenDigest } from '../http/presentedToken.ts';
-import { digestsMatch } from '../tokens.ts';
+import { presentsTokenOf } from '../http/presentedToken.ts';
 
 type Result = { kind: 'ok'; row: Row } | { kind: 'unauthorized' } | { kind: 'not pending'; pending: number | undefined };
 
@@ -14,9 +13,8 @@ export const markRead =
   ({ store }: AppDeps): Handler =>
   async (req, res) => {
     const { platform, message_number: named } = req.query as unknown as { platform: Platform; message_number?: number };
-    const presented = presentedTokenDigest(req);
     const result = await store.update(pathParam(req, 'endpoint'), (current): Decision<Result> => {
-      if (!current || !digestsMatch(current.tokenHash, presented)) return { result: { kind: 'unauthorized' } };
+      if (!presentsTokenOf(req, current)) return { result: { kind: 'unauthorized' } };
       // A late acknowledgement of a message that a newer one replaced must not mark the newer one.
       const pending = current.state.pendingSince === null ? undefined : current.state.seq;
       if (named !== undefined && named !== pending) return { result: { kind: 'not pending', pending } };

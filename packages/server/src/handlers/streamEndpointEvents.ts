@@ -2,8 +2,7 @@ import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam } from '../http/operations.ts';
 import { HttpProblem, unauthorized } from '../http/problem.ts';
 import { openEventStream, resumePoint } from '../events/session.ts';
-import { presentedTokenDigest } from '../http/presentedToken.ts';
-import { digestsMatch } from '../tokens.ts';
+import { presentsTokenOf } from '../http/presentedToken.ts';
 
 /** When an endpoint has all the streams it may: a client that reconnects in a loop waits this long. */
 const STREAM_RETRY_AFTER_SECONDS = 10;
@@ -16,7 +15,7 @@ export const streamEndpointEvents =
     const endpointId = pathParam(req, 'endpoint');
     // The same 401 as getEndpoint, before anything of the stream is sent.
     const found = await store.get(endpointId);
-    if (!found || !digestsMatch(found.tokenHash, presentedTokenDigest(req))) throw unauthorized();
+    if (!presentsTokenOf(req, found)) throw unauthorized();
     if (events.full(endpointId)) {
       res.setHeader('Retry-After', String(STREAM_RETRY_AFTER_SECONDS));
       throw new HttpProblem(429, `This endpoint has ${events.settings.maxPerEndpoint} event streams open on this server; close one or retry later.`);

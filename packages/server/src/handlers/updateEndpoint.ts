@@ -8,8 +8,7 @@ import { type Handler, pathParam, replyJsonText } from '../http/operations.ts';
 import { invalid, unauthorized } from '../http/problem.ts';
 import type { Decision, MessageState } from '../store/port.ts';
 import { setMessageNumber } from '../http/messageNumber.ts';
-import { presentedTokenDigest } from '../http/presentedToken.ts';
-import { digestsMatch } from '../tokens.ts';
+import { presentsTokenOf } from '../http/presentedToken.ts';
 
 type Result =
   /** `json`: the record's JSON text, sent as it is (it is what was committed). */
@@ -22,11 +21,10 @@ export const updateEndpoint =
   async (req, res) => {
     // The validator has checked and coerced every parameter against the spec.
     const { token: _token, ...params } = req.query as unknown as UpdateParams & { token: string };
-    const presented = presentedTokenDigest(req);
     const now = clock();
     // Authentication, the update rules, the lifecycle and the outbox all commit in one transaction.
     const result = await store.update<Result>(pathParam(req, 'endpoint'), (current): Decision<Result> => {
-      if (!current || !digestsMatch(current.tokenHash, presented)) return { result: { kind: 'unauthorized' } };
+      if (!presentsTokenOf(req, current)) return { result: { kind: 'unauthorized' } };
       const outcome = applyUpdate(current.recordJson, params, { allowPrivateWebhooks });
       if (!outcome.ok) return { result: { kind: 'invalid', issues: outcome.issues } };
       // Nothing to write: nothing changed, and no message starts or ends (trigger=false while idle is a no-op).

@@ -17,12 +17,18 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 const answering = Symbol('chatbridge.answering');
+/** How long a request whose body is still arriving at shutdown may take to arrive. */
+export const HALF_SENT_GRACE_MS = 1000;
 type Connection = Socket & { [answering]?: ServerResponse | undefined };
 
 export interface ConnectionDrain {
   /** Called first for every request. */
   track(req: IncomingMessage, res: ServerResponse): void;
-  /** From now on, answers not yet begun carry Connection: close, and each connection is ended once its newest answer finishes. */
+  /**
+   * From now on, answers not yet begun carry Connection: close, and each connection is ended once its
+   * newest answer finishes; connections with nothing to answer (idle, or a head half sent) are closed
+   * at once, and requests whose body is still arriving after HALF_SENT_GRACE_MS are dropped.
+   */
   begin(): void;
 }
 
@@ -52,7 +58,21 @@ export function drainConnections(server: Server): ConnectionDrain {
       draining = true;
       for (const connection of open) {
         const res = connection[answering];
-        if (res !== undefined && !res.headersSent) res.setHeader('Connection', 'close');
+        // Nothing to answer: idle, or a request whose head has not all arrived. Node closes only the
+        // idle ones, and stops timing out slow heads once the server closes, so a half-sent head
+        // would hold the shutdown until its deadline.
+        if (res === undefined) {
+          connection.destroy();
+          continue;
+        }
+        if (!res.headersSent) res.setHeader('Connection', 'close');
+        // A request whose body is still arriving gets a moment to finish; then it is dropped unanswered
+        // (only the admin API reads bodies, and nothing of an unread body has been applied).
+        if (!res.req.complete) {
+          setTimeout(() => {
+            if (connection[answering] === res && !res.req.complete) connection.destroy();
+          }, HALF_SENT_GRACE_MS).unref();
+        }
       }
     },
   };

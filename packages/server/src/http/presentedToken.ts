@@ -2,7 +2,7 @@
 // per request: the per-endpoint rate limit keys its bucket by it and the handler authenticates with
 // it, so the token is hashed once instead of twice. Only the digest is kept, never the token.
 import type { Request } from 'express';
-import { hashToken } from '../tokens.ts';
+import { digestsMatch, hashToken } from '../tokens.ts';
 
 const digests = new WeakMap<Request, Buffer>();
 
@@ -13,4 +13,13 @@ export function presentedTokenDigest(req: Request): Buffer | undefined {
   let digest = digests.get(req);
   if (!digest) digests.set(req, (digest = hashToken(token)));
   return digest;
+}
+
+/**
+ * Whether the request presents the token of `found`. A missing endpoint goes through the same digest
+ * comparison (against a fixed digest) as a wrong token on an existing one, so the answer's timing does
+ * not tell whether an endpoint exists.
+ */
+export function presentsTokenOf<T extends { tokenHash: Uint8Array }>(req: Request, found: T | undefined): found is T {
+  return digestsMatch(found?.tokenHash, presentedTokenDigest(req));
 }

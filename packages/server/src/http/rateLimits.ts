@@ -1,18 +1,16 @@
-// Abuse limits (rate-limiter-flexible): failed authentications per client address, and requests per
-// endpoint with a burst allowance. On one box the counters live in memory; on PostgreSQL they live in
-// the shared database, so the limits hold across instances. Each limit is off when set to 0.
+// Abuse limits (rate-limiter-flexible's answers): failed authentications per client address and
+// endpoint, with a far higher ceiling per address, and requests per endpoint with a burst allowance.
+// On one box the counters live in memory; on PostgreSQL they live in the shared database, so the
+// limits hold across instances. Each limit is off when set to 0.
+//
+// Failures are counted per address and endpoint because one bot host serves many communities from one
+// address: a stale token of one of them must not cost the others their answers.
 import type { Request, RequestHandler, Response } from 'express';
 import pg from 'pg';
-import {
-  BurstyRateLimiter,
-  RateLimiterMemory,
-  RateLimiterRes,
-  type RateLimiterAbstract,
-  type IRateLimiterOptions,
-} from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.ts';
 import { openapiOf } from './operations.ts';
-import { BatchedRateLimiterPostgres } from './batchedPostgresLimiter.ts';
+import { PostgresCounters, type WindowLimit, type WindowLimiter } from './postgresCounters.ts';
 import { HttpProblem } from './problem.ts';
 import { hashToken } from '../tokens.ts';
 import { presentedTokenDigest } from './presentedToken.ts';
@@ -22,8 +20,16 @@ import type { CompletionObserver } from './requestLog.ts';
 const NO_TOKEN = hashToken('');
 
 export interface RateLimitSettings {
-  /** Failed authentications a client address may make per minute before it gets 429; 0: off. */
+  /**
+   * Failed authentications a client address may make per minute against one endpoint (or the admin
+   * API) before its requests to that endpoint get 429; 0: off.
+   */
   authFailuresPerMinute: number;
+  /**
+   * Failed authentications a client address may make per minute against all endpoints together
+   * before every authenticated request from it gets 429; 0 or absent: no ceiling.
+   */
+  authFailuresPerAddressPerMinute?: number;
   /** Sustained requests per second per endpoint (and token); 0: off. */
   perEndpointPerSecond: number;
   /** Where counters live: this process, or the shared PostgreSQL database. */
@@ -44,7 +50,7 @@ export interface RateLimits {
 
 /** Extra requests an endpoint may make over any 10 s on top of its sustained rate. */
 const BURST_WINDOW_SECONDS = 10;
-/** Entries of the blocked-address map at which expired ones are swept. */
+/** Entries of the blocked map at which expired ones are first swept. */
 const SWEEP_BLOCKED_AT = 1000;
 
 /** Deletes the blocks that have run out (exported for its test). */
@@ -55,28 +61,23 @@ export function forgetExpiredBlocks(blockedUntil: Map<string, number>, now: numb
 /** How long a shared counter may take (connect, queue or statement) before the in-memory insurance counts. */
 const COUNTER_TIMEOUT_MS = 1000;
 
-type Factory = (options: IRateLimiterOptions & { keyPrefix: string }) => Promise<RateLimiterAbstract>;
+type Factory = (limit: WindowLimit) => WindowLimiter;
 
-function memoryFactory(): Factory {
-  return async (options) => new RateLimiterMemory(options);
-}
-
-function postgresFactory(pool: pg.Pool): Factory {
-  return async (options) => {
-    // The library creates its table with CREATE TABLE IF NOT EXISTS; instances starting together
-    // can still collide on the catalog, so a failed creation is retried.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await new Promise<RateLimiterAbstract>((resolve, reject) => {
-          const limiter: RateLimiterAbstract = new BatchedRateLimiterPostgres(
-            { ...options, storeClient: pool, tableName: 'rate_limits', insuranceLimiter: new RateLimiterMemory(options) },
-            (err?: Error) => (err ? reject(err) : resolve(limiter)),
-          );
-        });
-      } catch (error) {
-        if (attempt >= 3) throw error;
-      }
-    }
+/** Past the sustained rate, the burst allowance answers; rate-limiter-flexible's BurstyRateLimiter, over our limiters. */
+function withBurst(rate: WindowLimiter, burst: WindowLimiter): WindowLimiter {
+  const combined = (r: RateLimiterRes, b: RateLimiterRes) =>
+    new RateLimiterRes(r.remainingPoints, Math.min(r.msBeforeNext, b.msBeforeNext), r.consumedPoints, r.isFirstInDuration);
+  return {
+    consume: (key) =>
+      rate.consume(key).catch((refused: unknown) => {
+        if (!(refused instanceof RateLimiterRes)) throw refused;
+        return burst.consume(key).then(
+          (allowed) => combined(refused, allowed),
+          (alsoRefused: unknown) => {
+            throw alsoRefused instanceof RateLimiterRes ? combined(refused, alsoRefused) : alsoRefused;
+          },
+        );
+      }),
   };
 }
 
@@ -99,9 +100,17 @@ function endpointKey(req: Request): string {
   return `${endpoint}:${(presentedTokenDigest(req) ?? NO_TOKEN).toString('base64url', 0, 12)}`;
 }
 
+/** What a failed authentication was against: the endpoint of the path, or the admin API as one. */
+function credentialScope(req: Request, tokenAuth: boolean): string {
+  return tokenAuth ? `endpoint ${openapiOf(req).pathParams?.endpoint ?? ''}` : 'admin';
+}
+
 export async function createRateLimits(settings: RateLimitSettings, logger: Logger): Promise<RateLimits> {
+  const perPair = settings.authFailuresPerMinute;
+  const perAddress = settings.authFailuresPerAddressPerMinute ?? 0;
+  const rate = settings.perEndpointPerSecond;
   const pool =
-    settings.backend.kind === 'postgres'
+    settings.backend.kind === 'postgres' && (perPair > 0 || perAddress > 0 || rate > 0)
       ? new pg.Pool({
           connectionString: settings.backend.databaseUrl,
           max: 4,
@@ -116,53 +125,74 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
         })
       : undefined;
   pool?.on('error', (err) => logger.warn({ err: { message: err.message } }, 'rate-limit database connection dropped'));
-  const make = pool ? postgresFactory(pool) : memoryFactory();
+  let counters: PostgresCounters | undefined;
+  try {
+    counters = pool ? await PostgresCounters.open(pool) : undefined;
+  } catch (error) {
+    await pool?.end();
+    throw error;
+  }
+  const make: Factory = (limit) =>
+    counters ? counters.limiter({ ...limit, insurance: new RateLimiterMemory(limit) }) : new RateLimiterMemory(limit);
 
-  const authFailures =
-    settings.authFailuresPerMinute > 0
-      ? await make({ keyPrefix: 'auth-fail', points: settings.authFailuresPerMinute, duration: 60 })
-      : undefined;
-  const rate = settings.perEndpointPerSecond;
+  const pairFailures = perPair > 0 ? make({ keyPrefix: 'auth-fail', points: perPair, duration: 60 }) : undefined;
+  const addressFailures = perAddress > 0 ? make({ keyPrefix: 'auth-fail-address', points: perAddress, duration: 60 }) : undefined;
+  const countsFailures = pairFailures !== undefined || addressFailures !== undefined;
   const perEndpoint =
     rate > 0
-      ? new BurstyRateLimiter(
-          await make({ keyPrefix: 'endpoint', points: rate, duration: 1 }),
-          await make({ keyPrefix: 'endpoint-burst', points: rate, duration: BURST_WINDOW_SECONDS }),
-        )
+      ? withBurst(make({ keyPrefix: 'endpoint', points: rate, duration: 1 }), make({ keyPrefix: 'endpoint-burst', points: rate, duration: BURST_WINDOW_SECONDS }))
       : undefined;
 
-  // Addresses known to be over the failed-authentication limit, until when (epoch ms). Filled from the
-  // shared counter each time a failure is recorded, so a clean request costs no store round trip; an
-  // instance learns of a block made elsewhere at that address's next failure here.
+  // Blocks known to this instance, until when (epoch ms): keyed `address` (the ceiling) or
+  // `address scope` (one endpoint, or the admin API). Filled from the shared counter each time a
+  // failure is recorded, so a clean request costs no store round trip; an instance learns of a block
+  // made elsewhere at that address's next failure here.
   const blockedUntil = new Map<string, number>();
-  const block = (client: string, state: RateLimiterRes) => {
-    // An address is forgotten when it comes back after its block; those that never come back are
-    // swept once the map grows, so many addresses (IPv6 makes them cheap) cannot grow it without end.
-    if (blockedUntil.size >= SWEEP_BLOCKED_AT) forgetExpiredBlocks(blockedUntil, Date.now());
-    blockedUntil.set(client, Date.now() + state.msBeforeNext);
+  // Expired blocks are swept once the map reaches this size; the next sweep waits until it has
+  // doubled again, so a map full of live blocks costs one sweep per doubling, not one per failure.
+  let sweepAt = SWEEP_BLOCKED_AT;
+  const block = (key: string, state: RateLimiterRes) => {
+    if (blockedUntil.size >= sweepAt) {
+      forgetExpiredBlocks(blockedUntil, Date.now());
+      sweepAt = Math.max(SWEEP_BLOCKED_AT, blockedUntil.size * 2);
+    }
+    blockedUntil.set(key, Date.now() + state.msBeforeNext);
   };
-  const recordFailure = (client: string) =>
-    authFailures?.consume(client).then(
-      (state) => state.remainingPoints <= 0 && block(client, state), // this failure used up the budget
-      (rejection: unknown) => rejection instanceof RateLimiterRes && block(client, rejection),
+  const count = (limiter: WindowLimiter | undefined, key: string) =>
+    limiter?.consume(key).then(
+      (state) => state.remainingPoints <= 0 && block(key, state), // this failure used up the budget
+      (rejection: unknown) => rejection instanceof RateLimiterRes && block(key, rejection),
     );
+  const recordFailure = (client: string, scope: string) => {
+    void count(pairFailures, `${client} ${scope}`);
+    void count(addressFailures, client);
+  };
 
-  const authenticates = (req: Request) => usesScheme(req, 'endpointToken') || usesScheme(req, 'adminBearer');
+  /** The block in force for this key, if any (a run-out one is forgotten). */
+  const blockOf = (key: string, now: number): number | undefined => {
+    const until = blockedUntil.get(key);
+    if (until === undefined) return undefined;
+    if (until > now) return until;
+    blockedUntil.delete(key);
+    return undefined;
+  };
 
   // This runs on every request: one `.then`, no async function around an await, and the client address
-  // (proxy-addr parses X-Forwarded-For) is worked out only when an address is blocked or a failure is
+  // (proxy-addr parses X-Forwarded-For) is worked out only when something is blocked or a failure is
   // recorded.
   const middleware: RequestHandler = (req, res, next) => {
     const tokenAuth = usesScheme(req, 'endpointToken');
     if (!tokenAuth && !usesScheme(req, 'adminBearer')) return next();
-    if (authFailures && blockedUntil.size > 0) {
+    if (blockedUntil.size > 0) {
       const client = req.ip ?? 'unknown';
-      const until = blockedUntil.get(client);
-      if (until !== undefined && until > Date.now()) {
-        res.setHeader('Retry-After', String(Math.max(1, Math.ceil((until - Date.now()) / 1000))));
-        return next(new HttpProblem(429, 'Too many failed authentications from this address; retry later.'));
+      const now = Date.now();
+      const addressBlock = blockOf(client, now);
+      const until = addressBlock ?? blockOf(`${client} ${credentialScope(req, tokenAuth)}`, now);
+      if (until !== undefined) {
+        res.setHeader('Retry-After', String(Math.max(1, Math.ceil((until - now) / 1000))));
+        const what = addressBlock !== undefined ? 'from this address' : tokenAuth ? 'for this endpoint from this address' : 'for the admin API from this address';
+        return next(new HttpProblem(429, `Too many failed authentications ${what}; retry later.`));
       }
-      if (until !== undefined) blockedUntil.delete(client);
     }
     if (!perEndpoint || !tokenAuth) return next();
     // Returned, so that Express 5 hands anything thrown on the way to the error handler.
@@ -182,8 +212,17 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   // Every 401 of an operation that authenticates is a failed authentication, whichever layer answered
   // it (the validator's for a missing token, the handler's for a wrong one).
   const observe: CompletionObserver = (req, res) => {
-    if (authFailures && res.statusCode === 401 && authenticates(req)) void recordFailure(req.ip ?? 'unknown');
+    if (!countsFailures || res.statusCode !== 401) return;
+    const tokenAuth = usesScheme(req, 'endpointToken');
+    if (tokenAuth || usesScheme(req, 'adminBearer')) recordFailure(req.ip ?? 'unknown', credentialScope(req, tokenAuth));
   };
 
-  return { middleware, observe, close: async () => void (await pool?.end()) };
+  return {
+    middleware,
+    observe,
+    close: async () => {
+      counters?.close();
+      await pool?.end();
+    },
+  };
 }

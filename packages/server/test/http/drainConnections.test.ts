@@ -3,8 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { drainConnections } from '../../src/http/drainConnections.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { drainConnections, HALF_SENT_GRACE_MS } from '../../src/http/drainConnections.ts';
 
 let server: Server | undefined;
 afterEach(() => {
@@ -22,6 +22,7 @@ async function start() {
     drain.track(req, res);
     seen++;
     if (req.url === '/slow') void released.then(() => res.end('slow'));
+    else if (req.url === '/body') req.resume().on('end', () => res.end('read'));
     else if (req.url === '/stream') {
       res.write('a');
       void released.then(() => res.end('b'));
@@ -77,5 +78,45 @@ describe('draining connections', () => {
     const { outcome, answer } = await drainWith(['/stream'], 1);
     expect(answer).toContain('0\r\n\r\n');
     expect(outcome).toBe('closed');
+  });
+
+  it('when a request head is half sent at close(), then its connection is closed at once and the server closes', async () => {
+    const { port, close } = await start();
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    const hungUp = new Promise<string>((r) => socket.once('close', () => r('hung up')));
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\nX-Half: '); // never finished
+    await new Promise((r) => setImmediate(r));
+    const idle = connect(port, '127.0.0.1'); // an idle connection, too
+    idle.on('error', () => undefined);
+    await new Promise<void>((r) => idle.once('connect', () => r()));
+    const outcome = await Promise.race([close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open after 3 s'), 3000))]);
+    expect(outcome).toBe('closed');
+    expect(await hungUp).toBe('hung up');
+    idle.destroy();
+  });
+
+  it('when a request body is still arriving at close(), then it gets a moment, is dropped, and the server closes', async () => {
+    const { port, seen, close } = await start();
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    socket.write('POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc'); // 7 bytes never come
+    while (seen() < 1) await new Promise((r) => setImmediate(r)); // the head is parsed and the request dispatched
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      let closed = false;
+      const closing = close().then(() => (closed = true));
+      await vi.advanceTimersByTimeAsync(HALF_SENT_GRACE_MS - 10);
+      expect(closed).toBe(false); // still within its moment
+      await vi.advanceTimersByTimeAsync(20);
+      vi.useRealTimers();
+      const outcome = await Promise.race([closing.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open after 3 s'), 3000))]);
+      expect(outcome).toBe('closed');
+    } finally {
+      vi.useRealTimers();
+      socket.destroy();
+    }
   });
 });

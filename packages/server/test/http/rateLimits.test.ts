@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { forgetExpiredBlocks } from '../../src/http/rateLimits.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { raw } from './harness.ts';
@@ -17,7 +17,7 @@ describe('rate limits', () => {
   });
   afterAll(() => server.close());
 
-  it('when a client fails authentication too often, then it gets 429 with Retry-After, even with a right token', async () => {
+  it('when a client fails authentication against an endpoint too often, then it gets 429 with Retry-After there, even with a right token', async () => {
     for (let i = 0; i < 3; i++) expect((await raw(`${server.url}/limited?token=${WRONG}`)).status).toBe(401);
     const blocked = await fetch(`${server.url}/limited?token=${token}`);
     expect(blocked.status).toBe(429);
@@ -26,6 +26,51 @@ describe('rate limits', () => {
     expect(((await blocked.json()) as { type: string }).type).toBe('https://chatbridge.dev/problems#rate-limited');
     // Health probes are not authenticated and never limited.
     expect((await raw(`${server.url}/-/live`)).status).toBe(200);
+  });
+});
+
+describe('failed authentications of one stale token on a bot host', () => {
+  it('when one address polls a stale token every 2 s for three minutes, then its valid requests to three other endpoints all get 200', async () => {
+    // Only Date is faked: the limiters' windows follow it, the HTTP server's own timers stay real.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const server = await startTestServer({
+      rateLimits: { authFailuresPerMinute: 10, authFailuresPerAddressPerMinute: 3_000, perEndpointPerSecond: 50, backend: { kind: 'memory' } },
+    });
+    try {
+      await server.provision('stale');
+      const served = await Promise.all(['one', 'two', 'three'].map(async (id) => ({ id, token: await server.provision(id) })));
+      const stale: number[] = [];
+      const valid: number[] = [];
+      for (let poll = 0; poll < 90; poll++) {
+        stale.push((await fetch(`${server.url}/stale?token=${WRONG}`)).status);
+        for (const { id, token } of served) valid.push((await fetch(`${server.url}/${id}?token=${token}`)).status);
+        vi.setSystemTime(Date.now() + 2_000);
+      }
+      expect(valid).toHaveLength(270);
+      expect(valid.every((status) => status === 200)).toBe(true);
+      // The stale endpoint itself is still limited: 10 failures a minute, then 429 until the minute is up.
+      expect(stale.filter((status) => status === 401).length).toBeGreaterThanOrEqual(30);
+      expect(stale.filter((status) => status === 401).length).toBeLessThanOrEqual(40);
+      expect(stale.filter((status) => status === 429).length).toBeGreaterThanOrEqual(50);
+    } finally {
+      await server.close();
+      vi.useRealTimers();
+    }
+  });
+
+  it('when one address fails against more endpoints than its ceiling allows, then all its authenticated requests get 429', async () => {
+    const server = await startTestServer({
+      rateLimits: { authFailuresPerMinute: 10, authFailuresPerAddressPerMinute: 4, perEndpointPerSecond: 0, backend: { kind: 'memory' } },
+    });
+    try {
+      const token = await server.provision('kept');
+      for (const id of ['gone-1', 'gone-2', 'gone-3', 'gone-4']) expect((await raw(`${server.url}/${id}?token=${WRONG}`)).status).toBe(401);
+      const refused = await raw(`${server.url}/kept?token=${token}`);
+      expect(refused.status).toBe(429);
+      expect(refused.body.detail).toMatch(/from this address/);
+    } finally {
+      await server.close();
+    }
   });
 });
 
@@ -45,8 +90,11 @@ describe('failed authentications without credentials', () => {
   it('when requests bring no token or no admin bearer, then their 401s count toward the limit too', async () => {
     const server = serverUnderTest();
     const token = await server.provision('bare');
-    for (const path of ['/bare', '/bare', '/admin/endpoints']) expect((await raw(`${server.url}${path}`)).status).toBe(401);
+    for (let i = 0; i < 3; i++) expect((await raw(`${server.url}/bare`)).status).toBe(401);
     expect((await fetch(`${server.url}/bare?token=${token}`)).status).toBe(429);
+    for (let i = 0; i < 3; i++) expect((await raw(`${server.url}/admin/endpoints`)).status).toBe(401);
+    const admin = await fetch(`${server.url}/admin/endpoints`, { headers: { authorization: `Bearer ${server.adminToken}` } });
+    expect(admin.status).toBe(429);
   });
 });
 

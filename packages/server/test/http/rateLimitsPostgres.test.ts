@@ -46,7 +46,30 @@ describe.runIf(!!DATABASE_URL)('rate limits across instances (PostgreSQL)', () =
     expect(remaining).toEqual([0, 0, 0, 0, 1, 2]);
   });
 
-  it('when failed authentications are spread over two instances, then the address is blocked on both', async () => {
+  it('when one address fails 30 times against one endpoint through both instances, then its valid requests to three other endpoints all get 200', async () => {
+    // Without the per-endpoint rate limit, which these 90 requests in a second or two would reach.
+    const settings = { authFailuresPerMinute: 4, authFailuresPerAddressPerMinute: 3_000, perEndpointPerSecond: 0, backend: { kind: 'postgres' as const, databaseUrl: db.url } };
+    const open = () => openStore({ kind: 'postgres', databaseUrl: db.url, poolSize: 2 });
+    const c = await startTestServer({ store: await open(), rateLimits: settings });
+    const d = await startTestServer({ store: await open(), rateLimits: settings });
+    try {
+      await c.provision('stale');
+      const served = await Promise.all(['pg-one', 'pg-two', 'pg-three'].map(async (id) => ({ id, token: await c.provision(id) })));
+      const valid: number[] = [];
+      const stale: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const server = i % 2 ? c : d;
+        stale.push((await fetch(`${server.url}/stale?token=${WRONG}`)).status);
+        for (const { id, token } of served) valid.push((await fetch(`${server.url}/${id}?token=${token}`)).status);
+      }
+      expect(valid.every((status) => status === 200)).toBe(true);
+      expect(stale.slice(-5)).toEqual([429, 429, 429, 429, 429]); // the stale endpoint is limited all the same
+    } finally {
+      await Promise.all([c.close(), d.close()]);
+    }
+  });
+
+  it('when failed authentications are spread over two instances, then the address is blocked for that endpoint on both', async () => {
     await a.provision('shared-1');
     for (const server of [a, b, a, b]) expect((await fetch(`${server.url}/shared-1?token=${WRONG}`)).status).toBe(401);
     // A failure is counted as its answer is sent, without holding the answer back, so the very next

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/logger.ts';
+
 
 const TOKEN = 'cbt_MgzDdX6_OSnt3agZ0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPqEsU';
 
@@ -41,5 +43,34 @@ describe('redactUrl (the URL a request log line shows)', () => {
     const line = redactUrl(url);
     expect(line.split('&')).toHaveLength(51);
     expect(line.endsWith('=[REDACTED]&...(10 more)')).toBe(true);
+  });
+
+  it('when a token is split across path segments, or a segment is token-shaped, then no part of it is shown', () => {
+    // Tokens as issued (the prefix and 54 random bytes), drawn from a fixed seed so the run is repeatable.
+    for (let i = 0; i < 20; i++) expectNoPartShown(`cbt_${createHash('sha512').update(`seed ${i}`).digest().subarray(0, 54).toString('base64url')}`);
+  });
+
+  const expectNoPartShown = (token: string) => {
+    const random = token.slice(4);
+    for (const at of [6, 30, 40, 70]) {
+      const logged = redactUrl(`/update/${token.slice(0, at)}/${token.slice(at)}?beta=true`);
+      expect([at, logged]).toEqual([at, '/update/[REDACTED]/[REDACTED]?beta=[REDACTED]']);
+    }
+    expect(redactUrl(`/cb/t_${random}`)).toBe('/[REDACTED]/[REDACTED]'); // the prefix itself split
+    expect(redactUrl(`/${random.slice(0, 36)}/${random.slice(36)}`)).toBe('/[REDACTED]/[REDACTED]'); // the random part alone
+    expect(redactUrl(`/read/${random.slice(0, 40)}`)).toBe('/read/[REDACTED]');
+    expect(redactUrl(`/${random.slice(0, 24)}/${random.slice(24, 48)}/${random.slice(48)}`)).toBe('/[REDACTED]/[REDACTED]/[REDACTED]');
+  };
+
+  it('when the path holds ordinary endpoint IDs, then they are shown', () => {
+    for (const path of [
+      '/912345678901234567',
+      '/update/912345678901234567',
+      '/events/my-community_2',
+      '/admin/endpoints/550e8400-e29b-41d4-a716-446655440000/token',
+      '/read/Community-Bridge-42',
+    ]) {
+      expect(redactUrl(path)).toBe(path);
+    }
   });
 });

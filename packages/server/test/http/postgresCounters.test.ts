@@ -1,15 +1,14 @@
-// The PostgreSQL rate limiter batches its counter writes by overriding a step of rate-limiter-flexible
-// that is not part of the library's public API: these tests fail if an upgrade stops calling it, and
-// check the answers against the library's own limiter.
+// The shared counters batch the writes of a turn into one statement; their answers are checked
+// against rate-limiter-flexible's own PostgreSQL limiter.
 import pg from 'pg';
 import { RateLimiterPostgres, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BatchedRateLimiterPostgres } from '../../src/http/batchedPostgresLimiter.ts';
+import { PostgresCounters, type WindowLimiter } from '../../src/http/postgresCounters.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 
-describe.runIf(!!DATABASE_URL)('BatchedRateLimiterPostgres', () => {
+describe.runIf(!!DATABASE_URL)('PostgresCounters', () => {
   let db: ScratchDatabase;
   let pool: pg.Pool;
   beforeAll(async () => {
@@ -21,12 +20,17 @@ describe.runIf(!!DATABASE_URL)('BatchedRateLimiterPostgres', () => {
     await db?.drop();
   });
 
-  const open = (Limiter: typeof RateLimiterPostgres | typeof BatchedRateLimiterPostgres, keyPrefix: string) =>
+  const openLibrary = (keyPrefix: string) =>
     new Promise<RateLimiterAbstract>((resolve, reject) => {
-      const limiter: RateLimiterAbstract = new Limiter({ storeClient: pool, tableName: 'rate_limits', keyPrefix, points: 3, duration: 60 }, (err?: Error) =>
+      const limiter: RateLimiterAbstract = new RateLimiterPostgres({ storeClient: pool, tableName: 'rate_limits', keyPrefix, points: 3, duration: 60 }, (err?: Error) =>
         err ? reject(err) : resolve(limiter),
       );
     });
+  const open = async (keyPrefix: string): Promise<WindowLimiter> => {
+    const counters = await PostgresCounters.open(pool);
+    counters.close();
+    return counters.limiter({ keyPrefix, points: 3, duration: 60 });
+  };
 
   /** The names of the statements the limiters send while `work` runs. */
   const statementsDuring = async (work: () => Promise<unknown>): Promise<string[]> => {
@@ -46,7 +50,7 @@ describe.runIf(!!DATABASE_URL)('BatchedRateLimiterPostgres', () => {
   };
 
   /** remainingPoints and whether it was refused, for each consume of `keys`, all at once. */
-  const consumeAll = async (limiter: RateLimiterAbstract, keys: string[]) =>
+  const consumeAll = async (limiter: WindowLimiter | RateLimiterAbstract, keys: string[]) =>
     Promise.all(
       keys.map((key) =>
         limiter.consume(key).then(
@@ -57,7 +61,7 @@ describe.runIf(!!DATABASE_URL)('BatchedRateLimiterPostgres', () => {
     );
 
   it('when many keys are consumed in one turn, then one statement writes all their counters', async () => {
-    const limiter = await open(BatchedRateLimiterPostgres, 'one-statement');
+    const limiter = await open('one-statement');
     const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
     const names = await statementsDuring(() => consumeAll(limiter, keys));
     expect(names.filter((n) => n.endsWith('chatbridge-upsert-batch'))).toHaveLength(1);
@@ -66,11 +70,31 @@ describe.runIf(!!DATABASE_URL)('BatchedRateLimiterPostgres', () => {
 
   it('when keys repeat within a turn, then every caller gets what the library alone would answer', async () => {
     const keys = ['a', 'b', 'a', 'a', 'c', 'a', 'b'];
-    const batched = await consumeAll(await open(BatchedRateLimiterPostgres, 'batched'), keys);
+    const batched = await consumeAll(await open('batched'), keys);
     const plain: string[] = [];
-    const library = await open(RateLimiterPostgres, 'plain');
+    const library = await openLibrary('plain');
     for (const key of keys) plain.push(...(await consumeAll(library, [key]))); // one at a time, in order
     expect(batched).toEqual(plain);
     expect(batched).toEqual(['a:2', 'b:2', 'a:1', 'a:0', 'c:2', 'a:refused', 'b:1']);
+  });
+
+  it('when the database fails a counter write, then the insurance limiter answers instead', async () => {
+    const broken = new pg.Pool({ connectionString: db.url, max: 1 });
+    const counters = await PostgresCounters.open(broken);
+    counters.close();
+    const insurance = { consume: async () => new RateLimiterRes(7, 1000, 1, true) };
+    const limiter = counters.limiter({ keyPrefix: 'insured', points: 3, duration: 60, insurance });
+    await broken.end(); // every later query fails
+    expect((await limiter.consume('k')).remainingPoints).toBe(7);
+  });
+
+  it('when rows expired more than an hour ago, then a sweep deletes them and keeps the live ones', async () => {
+    const counters = await PostgresCounters.open(pool);
+    counters.close();
+    await consumeAll(counters.limiter({ keyPrefix: 'sweep', points: 3, duration: 60 }), ['live', 'old']);
+    await pool.query(`UPDATE rate_limits SET expire = $1 WHERE key = 'sweep:old'`, [Date.now() - 2 * 3_600_000]);
+    await counters.sweep();
+    const { rows } = await pool.query<{ key: string }>(`SELECT key FROM rate_limits WHERE key LIKE 'sweep:%' ORDER BY key`);
+    expect(rows.map((r) => r.key)).toEqual(['sweep:live']);
   });
 });
