@@ -5,7 +5,8 @@
 // clock reading instead of adding their own to every request.
 import { randomUUID } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { type Logger, redactUrl } from '../logger.ts';
+import type { Logger } from '../logger.ts';
+import { redactUrl } from './redactUrl.ts';
 import { TOKEN_PREFIX } from '../tokens.ts';
 
 declare module 'http' {
