@@ -5,7 +5,7 @@ import { type Issue, queryIssue } from './issues.ts';
 import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS, emptyMessage, initialRecord } from './record.ts';
 import { parseEmbed } from './embed.ts';
 import { encodeCharactersNotInUrls, isHttpUrl, parseHttpUrl } from './urls.ts';
-import { checkLiteralHost } from '../delivery/addresses.ts';
+import { literalHostRange } from './addressRanges.ts';
 
 /** The update's query parameters, without the token (authentication is not the domain's business). */
 export type UpdateParams = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
@@ -43,8 +43,9 @@ function webhookProblem(value: string, policy: UpdatePolicy): string | undefined
   if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
   // Delivery refuses these too (names are checked when they resolve); an address literal is refused
   // here already, so the bot hears of it now instead of its message never arriving.
-  const forbidden = checkLiteralHost(url.hostname, policy.allowPrivateWebhooks);
-  return forbidden && `must not point at a non-public address (${forbidden.range}): only public addresses receive webhooks`;
+  const range = policy.allowPrivateWebhooks ? undefined : literalHostRange(url.hostname);
+  if (range === undefined || range === 'unicast') return undefined;
+  return `must not point at a non-public address (${range}): only public addresses receive webhooks`;
 }
 
 /** Length in Unicode code points, as the spec counts it. */
