@@ -1,13 +1,10 @@
 // The message lifecycle, pure. States: idle (trigger false, message fields initial) and pending
 // (trigger true). trigger=true starts a message (a new sequence number); when every platform has read
 // it, or its TTL passes, the record returns to idle. Config is never touched here.
-import type { DeliveryDraft, MessageState } from '../store/port.ts';
+import type { Decision, DeliveryDraft, MessageState, Row } from './row.ts';
 import { type EndpointRecord, type Platform, PLATFORMS, WEBHOOK_PLATFORMS, emptyMessage, initialRecord } from './record.ts';
 
-export interface Row {
-  record: EndpointRecord;
-  state: MessageState;
-}
+export type { Row };
 
 export const isPending = (r: EndpointRecord) => r.meta.trigger;
 export const allRead = (r: EndpointRecord) => PLATFORMS.every((p) => r.meta.read[p]);
@@ -29,7 +26,7 @@ export function settle(row: Row): Row {
  * pending from `now`), replacing any pending one; `trigger=false` ends the pending message without
  * clearing its fields (its undelivered copies are dropped).
  */
-export function afterUpdate(previous: Row, record: EndpointRecord, trigger: boolean | undefined, now: number): Row {
+export function afterUpdate(previous: Pick<Row, 'state'>, record: EndpointRecord, trigger: boolean | undefined, now: number): Row {
   let state = previous.state;
   if (trigger === true) state = { seq: state.seq + 1, pendingSince: now };
   else if (!isPending(record)) state = { seq: state.seq, pendingSince: null };
@@ -69,4 +66,17 @@ export function planDeliveries(
     const url = config.webhooks[platform][bridge];
     return url === undefined ? [] : [{ platform, url, payload, expiresAt }];
   });
+}
+
+export type MarkReadResult = { kind: 'ok'; row: Row } | { kind: 'not pending'; pending: number | undefined };
+
+/**
+ * markRead's decision. `named`, when given, is the message the platform relayed: a late acknowledgement
+ * of a message that a newer one replaced must not mark the newer one.
+ */
+export function decideMarkRead(current: Row, platform: Platform, named: number | undefined): Decision<MarkReadResult> {
+  const pending = current.state.pendingSince === null ? undefined : current.state.seq;
+  if (named !== undefined && named !== pending) return { result: { kind: 'not pending', pending } };
+  const next = markRead(current, platform);
+  return next === current ? { result: { kind: 'ok', row: current } } : { write: next, result: { kind: 'ok', row: next } };
 }

@@ -1,26 +1,17 @@
-import { markRead as markPlatformRead, type Row } from '../domain/lifecycle.ts';
-import type { Platform } from '../domain/record.ts';
+import { decideMarkRead, type MarkReadResult } from '../domain/lifecycle.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { setMessageNumber } from '../http/messageNumber.ts';
-import { type Handler, pathParam, reply } from '../http/operations.ts';
-import { HttpProblem, unauthorized } from '../http/problem.ts';
-import type { Decision } from '../store/port.ts';
+import { type Handler, pathParam, queryOf, reply } from '../http/operations.ts';
 import { presentsTokenOf } from '../http/presentedToken.ts';
-
-type Result = { kind: 'ok'; row: Row } | { kind: 'unauthorized' } | { kind: 'not pending'; pending: number | undefined };
+import { HttpProblem, unauthorized } from '../http/problem.ts';
 
 export const markRead =
   ({ store }: AppDeps): Handler =>
   async (req, res) => {
-    const { platform, message_number: named } = req.query as unknown as { platform: Platform; message_number?: number };
-    const result = await store.update(pathParam(req, 'endpoint'), (current): Decision<Result> => {
-      if (!presentsTokenOf(req, current)) return { result: { kind: 'unauthorized' } };
-      // A late acknowledgement of a message that a newer one replaced must not mark the newer one.
-      const pending = current.state.pendingSince === null ? undefined : current.state.seq;
-      if (named !== undefined && named !== pending) return { result: { kind: 'not pending', pending } };
-      const next = markPlatformRead(current, platform);
-      return next === current ? { result: { kind: 'ok', row: current } } : { write: next, result: { kind: 'ok', row: next } };
-    });
+    const { platform, message_number: named } = queryOf(req, 'markRead');
+    const result = await store.update<MarkReadResult | { kind: 'unauthorized' }>(pathParam(req, 'endpoint'), (current) =>
+      presentsTokenOf(req, current) ? decideMarkRead(current, platform, named) : { result: { kind: 'unauthorized' } },
+    );
     if (result.kind === 'unauthorized') throw unauthorized();
     if (result.kind === 'not pending') {
       const now = result.pending === undefined ? 'no message is' : `message ${result.pending} is`;

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam } from '../http/operations.ts';
+import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, unauthorized } from '../http/problem.ts';
 import { openEventStream, resumePoint } from '../events/session.ts';
 import { presentsTokenOf } from '../http/presentedToken.ts';
@@ -11,7 +11,7 @@ const STREAM_RETRY_AFTER_SECONDS = 10;
 export const streamEndpointEvents =
   ({ store, events, logger }: AppDeps): Handler =>
   async (req, res) => {
-    const { token, last_event_id } = req.query as unknown as { token: string; last_event_id?: number };
+    const { token, last_event_id } = queryOf(req, 'streamEndpointEvents');
     const endpointId = pathParam(req, 'endpoint');
     // The same 401 as getEndpoint, before anything of the stream is sent.
     const found = await store.get(endpointId);

@@ -9,6 +9,13 @@ export type Handler = (req: Request, res: Response) => Promise<void> | void;
 export type Handlers = { [K in OperationId]: Handler };
 
 type Responses<Op extends OperationId> = operations[Op]['responses'];
+type Query<Op extends OperationId> = operations[Op]['parameters'] extends { query?: infer Q } ? NonNullable<Q> : never;
+
+/**
+ * The operation's query parameters as the generated types declare them. express-openapi-validator has
+ * checked and coerced every one against the spec before a handler runs, so the declared types hold.
+ */
+export const queryOf = <Op extends OperationId>(req: Request, _op: Op): Query<Op> => req.query as unknown as Query<Op>;
 type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : never;
 
 /** Sends a success body typed by the operation's declared response for that status. */

@@ -1,13 +1,8 @@
 import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { ChangeFeed } from '../events/hub.ts';
+import type { Decision, DeliveryDraft, MessageState } from '../domain/row.ts';
 
-/** Lifecycle facts kept beside the record (not part of the wire format). */
-export interface MessageState {
-  /** Increments each time a new message becomes pending; names the message in the outbox. */
-  seq: number;
-  /** When the current message became pending (epoch ms); null while idle. */
-  pendingSince: number | null;
-}
+export type { Decision, DeliveryDraft, MessageState };
+import type { ChangeFeed } from '../events/hub.ts';
 
 export interface StoredEndpoint {
   tokenHash: Uint8Array;
@@ -44,16 +39,6 @@ export interface EventLogWindow {
 
 export const DEFAULT_EVENT_WINDOW: EventLogWindow = { maxEvents: 100, maxAgeMs: 10 * 60_000 };
 
-/** A webhook delivery to enqueue in the same transaction that makes a message pending. */
-export interface DeliveryDraft {
-  platform: Platform;
-  url: string;
-  /** The JSON body to POST, serialised. */
-  payload: string;
-  /** No attempt is made after this instant (epoch ms): the message's TTL. */
-  expiresAt: number;
-}
-
 /** An outbox entry claimed by a worker (leased until `leaseUntil`). */
 export interface Delivery extends DeliveryDraft {
   id: number;
@@ -63,21 +48,6 @@ export interface Delivery extends DeliveryDraft {
   attempts: number;
 }
 
-/** What an atomic update decided: the row to commit (if any) and a result for the caller. */
-export interface Decision<T> {
-  write?: {
-    record: EndpointRecord;
-    /** JSON.stringify(record), when the caller has it already (the adapter serialises it otherwise). */
-    recordJson?: string;
-    state: MessageState;
-    /**
-     * Deliveries of message `state.seq`. On every write the adapter also drops outbox entries that
-     * no longer belong to the pending message: all of them when idle, other messages' when pending.
-     */
-    deliveries?: DeliveryDraft[];
-  };
-  result: T;
-}
 
 /** One group commit, timed on the event loop (wall time: the loop serves nothing else meanwhile). */
 export interface GroupCommitTiming {

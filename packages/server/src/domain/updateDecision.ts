@@ -1,0 +1,53 @@
+// What an authenticated updateEndpoint request does to an endpoint's row: the update rules, the
+// message lifecycle and the deliveries to queue, decided together so that the store can commit them
+// in one transaction. Pure: the caller supplies the clock, the policy and the payload renderer.
+import type { Issue } from './issues.ts';
+import { afterUpdate, planDeliveries } from './lifecycle.ts';
+import type { EndpointRecord } from './record.ts';
+import type { Decision, MessageState } from './row.ts';
+import { applyUpdate, type UpdateParams, type UpdatePolicy } from './update.ts';
+
+/** The row as committed: the record's JSON text exactly as stored, and its lifecycle facts. */
+export interface CommittedRow {
+  recordJson: string;
+  state: MessageState;
+}
+
+export interface UpdateContext extends UpdatePolicy {
+  /** Epoch ms of the request. */
+  now: number;
+  /** How long a message's webhook copies may be attempted. */
+  messageTtlMs: number;
+  /** The webhook body for a pending message, or undefined when it has nothing a webhook could show. */
+  webhookBody: (record: EndpointRecord) => string | undefined;
+}
+
+export type UpdateResult =
+  /** `json`: the record's JSON text, sent as it is (it is what was committed). */
+  | { kind: 'ok'; record: EndpointRecord; json: string; queued: number; state: MessageState }
+  | { kind: 'invalid'; issues: Issue[] };
+
+export function decideUpdate(current: CommittedRow, params: UpdateParams, context: UpdateContext): Decision<UpdateResult> {
+  const outcome = applyUpdate(current.recordJson, params, context);
+  if (!outcome.ok) return { result: { kind: 'invalid', issues: outcome.issues } };
+  const unchanged = (record: EndpointRecord, json: string): Decision<UpdateResult> => ({
+    result: { kind: 'ok', record, json, queued: 0, state: current.state },
+  });
+  // Nothing to write: nothing changed, and no message starts or ends (trigger=false while idle is a no-op).
+  const endsNothing = params.trigger === undefined || (params.trigger === false && current.state.pendingSince === null);
+  if (params.only_check === true || (!outcome.changed && endsNothing)) return unchanged(outcome.record, outcome.json);
+
+  const row = afterUpdate(current, outcome.record, params.trigger, context.now);
+  // The lifecycle may have replaced the record (a finished message returns to idle).
+  const json = row.record === outcome.record ? outcome.json : JSON.stringify(row.record);
+  // A message that finished at once (no other platform has channels) on an idle endpoint leaves the
+  // record as it was: nothing to write, and no event for a change that is not one.
+  if (json === current.recordJson && row.state.pendingSince === null && current.state.pendingSince === null) {
+    return unchanged(row.record, json);
+  }
+  const deliveries = params.trigger === true ? planDeliveries(row, context.now + context.messageTtlMs, context.webhookBody) : [];
+  return {
+    write: { ...row, recordJson: json, deliveries },
+    result: { kind: 'ok', record: row.record, json, queued: deliveries.length, state: row.state },
+  };
+}
