@@ -1,8 +1,6 @@
+import type { components } from '@chatbridge/api';
+
 /** One thing wrong with one request parameter; becomes an entry of a 400 problem's `errors`. */
-export interface Issue {
-  parameter: string;
-  in: 'query' | 'path' | 'header' | 'body';
-  message: string;
-}
+export type Issue = components['schemas']['ValidationIssue'];
 
 export const queryIssue = (parameter: string, message: string): Issue => ({ parameter, in: 'query', message });

@@ -1,5 +1,6 @@
 // RFC 9457 problem documents. Every error leaving the server goes through `problemFor`, so clients
 // always get application/problem+json with `type`, `title`, `status`, `detail` and `message`.
+import type { components } from '@chatbridge/api';
 import type { Issue } from '../domain/issues.ts';
 
 export const PROBLEM_BASE = 'https://chatbridge.dev/problems#';
@@ -22,15 +23,8 @@ const KINDS = {
 
 export type ProblemStatus = keyof typeof KINDS;
 
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  message: string;
-  instance?: string;
-  errors?: Issue[];
-}
+/** The problem document as the spec declares it. */
+export type Problem = components['schemas']['Problem'];
 
 /** An error a handler throws to answer with a problem document. */
 export class HttpProblem extends Error {
