@@ -14,7 +14,7 @@ import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { queryNameCheck } from './queryNames.ts';
 import { inOneLayer } from './pipeline.ts';
-import { readAhead, readsCrossNetwork } from './readAhead.ts';
+import { readAhead } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
 import { parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
@@ -130,7 +130,7 @@ export function createApp(deps: AppDeps): Express {
         fileUploader: false, // no operation takes multipart bodies: no multipart step on every request
       }),
       queryNames.middleware,
-      ...(readsCrossNetwork(deps.store) ? [readAhead(deps.store)] : []), // overlaps the rate limit's round trip
+      ...(deps.store.readsInTurn ? [] : [readAhead(deps.store)]), // overlaps the rate limit's round trip
       deps.rateLimits.middleware,
       dispatch(buildHandlers(deps), deps.adminTokenHash),
     ]),

@@ -1,4 +1,4 @@
-// On a store across the network (PostgreSQL), getEndpoint's read of its endpoint starts as soon as the
+// On a store whose reads cross the network (PostgreSQL), getEndpoint's read of its endpoint starts as soon as the
 // request has passed validation, beside the rate limit's counter write instead of after it: the two
 // round trips overlap. In the benchmark, done one after the other they put the p99 of a GET on
 // PostgreSQL at 2.3-2.4 times SQLite's. The read still runs after the request arrived, so it sees
@@ -16,12 +16,6 @@ import { openapiOf, pathParam } from './operations.ts';
  */
 const READ = Symbol('chatbridge.readAhead');
 type WithRead = Request & { [READ]?: Promise<StoredEndpoint | undefined> | undefined };
-
-/**
- * Whether the store's reads cross the network (PostgreSQL: answered later, a turn's reads in one
- * query) rather than come from memory in the caller's own turn (SQLite's row cache).
- */
-export const readsCrossNetwork = (store: EndpointStore): boolean => store.kind === 'postgres';
 
 export function readAhead(store: EndpointStore): RequestHandler {
   return (req, _res, next) => {

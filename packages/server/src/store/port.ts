@@ -70,7 +70,14 @@ export interface GroupCommitTiming {
  * feed once committed. A decision without `write` changes neither.
  */
 export interface EndpointStore {
+  /** The adapter's name, for logs and export headers ("sqlite", "postgres"). */
   readonly kind: string;
+  /**
+   * Whether get() answers from memory within the caller's event-loop turn (SQLite's row cache), rather
+   * than after a round trip to a database server (PostgreSQL). The HTTP layer overlaps a read that
+   * crosses the network with its other work, and batches the answers of reads that do not.
+   */
+  readonly readsInTurn: boolean;
   get(id: string): Promise<StoredEndpoint | undefined>;
   /**
    * Read-decide-write, atomically. `decide` must be synchronous and free of I/O, and may run more than

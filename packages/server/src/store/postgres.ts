@@ -231,6 +231,7 @@ const statement = (key: keyof typeof SQL, values: unknown[]): pg.QueryConfig => 
 
 export class PostgresEndpointStore implements EndpointStore {
   readonly kind = 'postgres';
+  readonly readsInTurn = false;
   private readonly pool: pg.Pool;
   private readonly options: PostgresStoreOptions;
   private readonly clock: () => number;

@@ -188,6 +188,7 @@ function isLockedByOther(error: unknown): boolean {
 
 export class SqliteEndpointStore implements EndpointStore {
   readonly kind = 'sqlite';
+  readonly readsInTurn = true;
   private readonly db: DatabaseSync;
   private readonly stmts: Record<StatementName, StatementSync>;
   /** Transaction control as prepared statements: exec() would compile them on every update. */
