@@ -6,11 +6,10 @@
 // Failures are counted per address and endpoint because one bot host serves many communities from one
 // address: a stale token of one of them must not cost the others their answers.
 import type { Request, RequestHandler, Response } from 'express';
-import pg from 'pg';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.ts';
 import { openapiOf } from './operations.ts';
-import { PostgresCounters, type WindowLimit, type WindowLimiter } from './postgresCounters.ts';
+import { openSharedCounters, type SharedCounters, type WindowLimit, type WindowLimiter } from '../store/postgresCounters.ts';
 import { HttpProblem } from './problem.ts';
 import { hashToken } from '../tokens.ts';
 import { presentedTokenDigest } from './presentedToken.ts';
@@ -57,9 +56,6 @@ const SWEEP_BLOCKED_AT = 1000;
 export function forgetExpiredBlocks(blockedUntil: Map<string, number>, now: number): void {
   for (const [client, until] of blockedUntil) if (until <= now) blockedUntil.delete(client);
 }
-
-/** How long a shared counter may take (connect, queue or statement) before the in-memory insurance counts. */
-const COUNTER_TIMEOUT_MS = 1000;
 
 type Factory = (limit: WindowLimit) => WindowLimiter;
 
@@ -109,29 +105,11 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   const perPair = settings.authFailuresPerMinute;
   const perAddress = settings.authFailuresPerAddressPerMinute ?? 0;
   const rate = settings.perEndpointPerSecond;
-  const pool =
+  const shared: SharedCounters | undefined =
     settings.backend.kind === 'postgres' && (perPair > 0 || perAddress > 0 || rate > 0)
-      ? new pg.Pool({
-          connectionString: settings.backend.databaseUrl,
-          max: 4,
-          // A counter write takes a millisecond or two. When the database stops answering, the
-          // limiters fall back to their in-memory insurance after at most a second, and the request
-          // goes on to the store, whose own timeouts answer it 503; without these it waited forever.
-          connectionTimeoutMillis: COUNTER_TIMEOUT_MS,
-          statement_timeout: COUNTER_TIMEOUT_MS,
-          query_timeout: COUNTER_TIMEOUT_MS,
-          keepAlive: true,
-          application_name: 'chatbridge-rate-limits',
-        })
+      ? await openSharedCounters(settings.backend.databaseUrl, (message) => logger.warn({ err: { message } }, 'rate-limit database connection dropped'))
       : undefined;
-  pool?.on('error', (err) => logger.warn({ err: { message: err.message } }, 'rate-limit database connection dropped'));
-  let counters: PostgresCounters | undefined;
-  try {
-    counters = pool ? await PostgresCounters.open(pool) : undefined;
-  } catch (error) {
-    await pool?.end();
-    throw error;
-  }
+  const counters = shared?.counters;
   const make: Factory = (limit) =>
     counters ? counters.limiter({ ...limit, insurance: new RateLimiterMemory(limit) }) : new RateLimiterMemory(limit);
 
@@ -221,8 +199,7 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
     middleware,
     observe,
     close: async () => {
-      counters?.close();
-      await pool?.end();
+      await shared?.close();
     },
   };
 }

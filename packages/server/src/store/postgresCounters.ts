@@ -7,7 +7,7 @@
 // Each caller gets the answer it would have had alone, in order: callers of one key in one turn see
 // the counter as it stood after their own points (the statement adds all of them at once). Keys are
 // locked in sorted order, so two instances' batches cannot deadlock.
-import type pg from 'pg';
+import pg from 'pg';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 
 /** What the rate limits ask of a limiter: rate-limiter-flexible's `consume`, one point at a time. */
@@ -167,4 +167,44 @@ export class PostgresCounters {
 function answer(row: { points: number; expire: number }, limit: number): RateLimiterRes {
   const isFirstInDuration = row.points === 1;
   return new RateLimiterRes(Math.max(limit - row.points, 0), Math.max(row.expire - Date.now(), 0), row.points, isFirstInDuration);
+}
+
+/** How long a shared counter may take (connect, queue or statement) before the in-memory insurance counts. */
+const COUNTER_TIMEOUT_MS = 1000;
+
+/** Shared counters on their own small pool, ended with them. */
+export interface SharedCounters {
+  counters: PostgresCounters;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the counters' pool. It is apart from the store's: a counter write takes a millisecond or two,
+ * and when the database stops answering the limiters fall back to their in-memory insurance after at
+ * most a second, while the request goes on to the store, whose own timeouts answer it 503.
+ */
+export async function openSharedCounters(databaseUrl: string, onConnectionError: (message: string) => void): Promise<SharedCounters> {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: 4,
+    connectionTimeoutMillis: COUNTER_TIMEOUT_MS,
+    statement_timeout: COUNTER_TIMEOUT_MS,
+    query_timeout: COUNTER_TIMEOUT_MS,
+    keepAlive: true,
+    application_name: 'chatbridge-rate-limits',
+  });
+  pool.on('error', (err) => onConnectionError(err.message));
+  try {
+    const counters = await PostgresCounters.open(pool);
+    return {
+      counters,
+      close: async () => {
+        counters.close();
+        await pool.end();
+      },
+    };
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
 }

@@ -3,7 +3,7 @@
 import pg from 'pg';
 import { RateLimiterPostgres, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresCounters, type WindowLimiter } from '../../src/http/postgresCounters.ts';
+import { PostgresCounters, type WindowLimiter } from '../../src/store/postgresCounters.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
