@@ -3,8 +3,9 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { ListenError } from './server.ts';
 import { startService } from './service.ts';
-import { openStore } from './store/open.ts';
+import { describeStore, openStore } from './store/open.ts';
 import { isUnavailable } from './store/unavailable.ts';
+import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -57,11 +58,11 @@ async function main(): Promise<void> {
   logger.info(
     {
       url: running.url,
-      store: store.kind,
-      ...(config.store.kind === 'sqlite' && { sqlitePath: config.store.sqlitePath }),
+      version: VERSION,
+      ...describeStore(config.store),
       adminApi: config.adminTokenHash ? 'enabled' : 'disabled',
     },
-    `chatbridge listening on ${running.url}`,
+    `chatbridge ${VERSION} listening on ${running.url}`,
   );
   if (endpoints === 0) {
     logger.info(

@@ -31,6 +31,8 @@ export interface ServiceOptions {
   connections?: ConnectionLimits;
   /** Event streams (streamEndpointEvents): heartbeat interval and the like; defaults in events/streams.ts. */
   events?: Partial<EventStreamSettings>;
+  /** The built HTML docs served at `/-/docs`; default: where `pnpm build` puts them. */
+  docsFile?: string;
 }
 
 const DELIVERY_OUTCOMES: Record<Exclude<keyof RelayStats, 'expired'>, DeliveryOutcome> = {
@@ -97,6 +99,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     rateLimits,
     trustProxy: options.trustProxy ?? false,
     events: events.streams,
+    ...(options.docsFile !== undefined && { docsFile: options.docsFile }),
   };
   const http = await listen(deps, port, host, options.connections);
   relay.start();

@@ -13,7 +13,7 @@ const SRC = join(import.meta.dirname, '..', 'src');
 const run = promisify(execFile);
 
 function envFor(dir: string, extra: Record<string, string> = {}) {
-  return { ...process.env, CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite'), LOG_LEVEL: 'info', ...extra };
+  return { ...process.env, CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite'), LOG_LEVEL: 'info', ...extra };
 }
 
 async function cli(dir: string, ...args: string[]) {

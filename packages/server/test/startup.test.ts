@@ -13,7 +13,7 @@ const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
 const DATABASE_URL = process.env.DATABASE_URL;
 
 function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', CHATBRIDGE_STORE: 'sqlite', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -77,7 +77,7 @@ describe('shutdown with a dead log reader', () => {
   it('when stdout is a pipe whose reader has gone, then SIGTERM still ends the process promptly', async () => {
     const sqlite = join(mkdtempSync(join(tmpdir(), 'chatbridge-epipe-')), 'store.sqlite');
     const child = spawn(process.execPath, [MAIN], {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', CHATBRIDGE_SQLITE_PATH: sqlite },
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: sqlite },
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
