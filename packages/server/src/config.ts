@@ -66,6 +66,14 @@ const EnvSchema = z.object({
       'must be true, false, a number of hops, or comma-separated addresses, CIDR ranges or loopback/linklocal/uniquelocal',
     )
     .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  CHATBRIDGE_PUBLIC_URL: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/, 'must be an http(s) URL without query or fragment, like https://bridge.example.com')
+      .transform((v) => v.replace(/\/+$/, ''))
+      .optional(),
+  ),
   CHATBRIDGE_CORS_ORIGINS: z
     .string()
     .default('')
@@ -76,6 +84,8 @@ const EnvSchema = z.object({
 export interface AppConfig {
   port: number;
   host: string;
+  /** The address clients reach the server at (behind a proxy, a host name), for the URLs shown to operators. */
+  publicUrl: string | undefined;
   logLevel: string;
   /** SHA-256 of the admin token; undefined disables the admin API (every request 401). */
   adminTokenHash: Buffer | undefined;
@@ -130,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   return {
     port: e.PORT,
     host: e.HOST,
+    publicUrl: e.CHATBRIDGE_PUBLIC_URL,
     logLevel: e.LOG_LEVEL,
     adminTokenHash: e.CHATBRIDGE_ADMIN_TOKEN === undefined ? undefined : hashToken(e.CHATBRIDGE_ADMIN_TOKEN),
     store:
