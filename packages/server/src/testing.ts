@@ -33,6 +33,8 @@ export interface TestServerOptions {
   connections?: ServiceOptions['connections'];
   /** Validate responses against the spec (default true); false runs production's direct reply path. */
   validateResponses?: boolean;
+  /** The built docs `/-/docs` serves (default: where `pnpm build` puts them). */
+  docsFile?: string;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -53,6 +55,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
       ...(options.events && { events: options.events }),
       ...(options.connections && { connections: options.connections }),
+      ...(options.docsFile !== undefined && { docsFile: options.docsFile }),
     },
     0,
     '127.0.0.1',
