@@ -152,8 +152,11 @@ describe('the CLI reads the configuration the server reads', () => {
 
   it('when --version is given, then it prints the version of the packages', async () => {
     const result = await cliIn(process.cwd(), process.env, '--version');
-    const { version } = JSON.parse(readFileSync(join(SRC, '..', 'package.json'), 'utf8')) as { version: string };
-    expect(version).toBe('1.0.0');
+    const root = join(SRC, '..', '..', '..');
+    const manifests = ['package.json', 'packages/api/package.json', 'packages/client/package.json', 'packages/server/package.json', 'tests/package.json'];
+    const versions = manifests.map((m) => (JSON.parse(readFileSync(join(root, m), 'utf8')) as { version: string }).version);
+    expect(new Set(versions)).toEqual(new Set(['1.0.0'])); // one version for the whole release
+    const version = versions[0];
     expect([result.code, result.stdout.trim()]).toEqual([0, version]);
   });
 
