@@ -20,8 +20,9 @@ export const getDocs = ({ docsFile = BUILT_DOCS_FILE }: Pick<AppDeps, 'docsFile'
     // Checked per request: a build run while the server is up makes the docs appear without a restart.
     if (!existsSync(docsFile)) throw new HttpProblem(404, 'The API docs are not built; run pnpm build.');
     res.setHeader('Content-Security-Policy', DOCS_CSP);
+    // An error after the head went out is the client leaving mid-file: nothing more to answer.
     return new Promise<void>((resolve, reject) =>
-      res.sendFile(docsFile, { headers: { 'Content-Type': 'text/html; charset=utf-8' }, cacheControl: false, lastModified: false, etag: false }, (err) => (err ? reject(err) : resolve())),
+      res.sendFile(docsFile, { headers: { 'Content-Type': 'text/html; charset=utf-8' }, cacheControl: false, lastModified: false, etag: false }, (err) => (err && !res.headersSent ? reject(err) : resolve())),
     );
   };
 };
