@@ -13,8 +13,8 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const VERSION = '1.0.0';
 
-const scratch = mkdtempSync(join(tmpdir(), 'chatbridge-deployable-'));
-const bundle = join(scratch, 'chatbridge');
+let scratch = '';
+let bundle = '';
 let server: ChildProcess | undefined;
 let url = '';
 let browser: Browser | undefined;
@@ -26,6 +26,8 @@ function bareEnvironment(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'chatbridge-deployable-'));
+  bundle = join(scratch, 'chatbridge');
   execFileSync(process.execPath, ['scripts/bundle.ts', bundle], { cwd: ROOT, stdio: 'pipe' });
   server = spawn(process.execPath, [join(bundle, 'dist', 'main.js')], {
     cwd: scratch,
@@ -49,7 +51,7 @@ afterAll(async () => {
     server.kill('SIGTERM');
     await new Promise((resolve) => server!.once('exit', resolve));
   }
-  rmSync(scratch, { recursive: true, force: true });
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('the deployable folder', () => {

@@ -34,19 +34,20 @@ const build = (out: string) => runFile(process.execPath, ['scripts/build-server.
 describe('the compiled server (what pnpm start runs)', () => {
   // Inside the server package, so that the build resolves its dependencies as dist/ does, with the
   // package.json beside it that it reads its version from.
-  const out = join(mkdtempSync(join(SERVER, '.build-test-')), 'dist');
-  copyFileSync(join(SERVER, 'package.json'), join(out, '..', 'package.json'));
+  let out = '';
   const started: ServerProcess[] = [];
   let db: ScratchDatabase | undefined;
 
   beforeAll(async () => {
+    out = join(mkdtempSync(join(SERVER, '.build-test-')), 'dist');
+    copyFileSync(join(SERVER, 'package.json'), join(out, '..', 'package.json'));
     await build(out);
   }, 60_000);
 
   afterAll(async () => {
     for (const s of started) s.child.kill('SIGKILL');
     await Promise.all(started.map((s) => s.exited));
-    rmSync(join(out, '..'), { recursive: true, force: true });
+    if (out) rmSync(join(out, '..'), { recursive: true, force: true });
     await db?.drop();
   }, 30_000);
 
