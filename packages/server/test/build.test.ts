@@ -72,8 +72,14 @@ describe('the compiled server (what pnpm start runs)', () => {
     await roundTrip(await start({ CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite') }));
   });
 
-  it('when two builds into one folder run at once, then both succeed and leave one complete build that serves', async () => {
-    const results = await Promise.allSettled([build(out), build(out)]);
+  it('when two builds into one folder run at once, then both succeed, the folder is never seen half-built, and one complete build serves', async () => {
+    // Watched while they run: whenever the compiled server is there, so is what is copied after it.
+    const halfBuilt: string[] = [];
+    const watch = setInterval(() => {
+      if (existsSync(join(out, 'main.js')) && !existsSync(join(out, 'store', 'migrations'))) halfBuilt.push('main.js without its migrations');
+    }, 2);
+    const results = await Promise.allSettled([build(out), build(out)]).finally(() => clearInterval(watch));
+    expect(halfBuilt).toEqual([]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
     expect(readdirSync(join(out, '..')).sort()).toEqual(['dist', 'package.json']); // no staging folder left behind
     const dir = mkdtempSync(join(tmpdir(), 'chatbridge-build-'));
