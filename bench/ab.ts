@@ -63,7 +63,7 @@ pin(process.pid, 0);
 const dir = makeTempDir('chatbridge-ab-');
 const prefix = `ab-${process.pid}-`;
 const storeFile = join(dir, 'seeded.sqlite');
-const storeEnv = onPostgres ? { CHATBRIDGE_STORE: 'postgres' } : { CHATBRIDGE_SQLITE_PATH: storeFile };
+const storeEnv = onPostgres ? { CHATBRIDGE_STORE: 'postgres' } : { CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: storeFile };
 /** A server's store: on SQLite a fresh copy of the seeded file, on PostgreSQL the seeded rows. */
 const storeEnvOf = (round: number, side: 'A' | 'B') => {
   if (onPostgres) return storeEnv;

@@ -250,6 +250,12 @@ const cases: Case[] = [
     call: () => ({ path: '/-/live' }),
   },
   {
+    name: 'when the home page is opened, then 200 text/html',
+    operationId: 'getHomePage',
+    status: 200,
+    call: () => ({ path: '/' }),
+  },
+  {
     name: 'when the readiness probe is called on a healthy target, then 200',
     operationId: 'getReadiness',
     status: 200,

@@ -81,7 +81,7 @@ describe('prism proxy --errors in front of the real server', () => {
   let last: EndpointRecord;
 
   it('when the probes are called through the proxy, then live and ready answer 200', async () => {
-    expect(await client().getLiveness()).toEqual({ status: 'ok' });
+    expect(await client().getLiveness()).toEqual({ status: 'ok', version: '1.0.0' });
     expect((await client().getReadiness()).ready).toBe(true);
   });
 

@@ -4,6 +4,28 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Home page
+         * @description A small HTML page naming the service and its version, with links to the API docs (`/-/docs`) and
+         *     the liveness probe (`/-/live`). No authentication; it never touches the store. An endpoint ID is
+         *     never empty, so `/` is never an endpoint.
+         */
+        get: operations["getHomePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/{endpoint}": {
         parameters: {
             query?: never;
@@ -282,7 +304,7 @@ export interface paths {
         };
         /**
          * Liveness probe
-         * @description `200` while the process is running and serving HTTP. It never touches the store.
+         * @description `200` while the process is running and serving HTTP, with the server's `version`. It never touches the store.
          */
         get: operations["getLiveness"];
         put?: never;
@@ -336,6 +358,28 @@ export interface paths {
          *     your monitoring network.
          */
         get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/-/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API docs
+         * @description This description as one self-contained HTML page (Redoc), built with the server (`pnpm build`):
+         *     it loads nothing from the network. `404` when the server was started from sources without a
+         *     build. An endpoint ID cannot contain `/`, so `/-/docs` is never an endpoint.
+         */
+        get: operations["getDocs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -561,6 +605,8 @@ export interface components {
         Health: {
             /** @enum {string} */
             status: "ok" | "ready" | "not_ready";
+            /** @description The server's version (semantic versioning, as `info.version`); in the liveness answer. */
+            version?: string;
             /** @description Per dependency, `ok` or a short reason it is not. */
             checks?: {
                 [key: string]: string;
@@ -568,6 +614,15 @@ export interface components {
         };
     };
     responses: {
+        /** @description The request is invalid; `errors` names each offending parameter. Nothing was changed. */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Any other answer, always a problem document without internal detail: `405` for a method the path does not have (with `Allow`), `408` when the request head took over 10 seconds, `413` for a request too large, `415` for a body that is not JSON or an unsupported `Content-Encoding`, `417` for an `Expect` header other than `100-continue`, `431` for a head over 128 KiB, and `500` for a bug (a path that no operation has is `404`). */
         UnexpectedError: {
             headers: {
@@ -598,15 +653,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["EndpointRecord"];
-            };
-        };
-        /** @description The request is invalid; `errors` names each offending parameter. Nothing was changed. */
-        BadRequest: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description Endpoint operations: the token is missing, empty or wrong, belongs to another endpoint, or the endpoint does not exist; the body is the same in every case, so endpoint IDs cannot be enumerated. Admin operations: the admin token is missing or wrong, or the admin API is disabled. */
@@ -992,6 +1038,27 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getHomePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The home page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+        };
+    };
     getEndpoint: {
         parameters: {
             query: {
@@ -1530,6 +1597,36 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+        };
+    };
+    getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The API docs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The docs were not built (the server runs from its sources); `pnpm build` builds them. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
 }

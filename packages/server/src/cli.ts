@@ -3,10 +3,12 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ENDPOINT_ID, createEndpoint, existingTokenProblem, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { readEnvironment } from './envFile.ts';
 import { displayUrl } from './http/displayUrl.ts';
 import { addPortabilityCommands } from './portability/commands.ts';
 import { openStore } from './store/open.ts';
 import type { EndpointStore } from './store/port.ts';
+import { VERSION } from './version.ts';
 
 const endpointId = (value: string) => {
   if (!ENDPOINT_ID.test(value)) throw new InvalidArgumentError('an endpoint ID is 1 to 64 characters of A-Z a-z 0-9 _ -');
@@ -19,11 +21,12 @@ const positiveInt = (value: string) => {
   return n;
 };
 
+/** The server's configuration, read as the server reads it (the environment and chatbridge.env). */
 async function withStore(work: (store: EndpointStore, baseUrl: string) => Promise<number>): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadConfig(readEnvironment(process.env, process.cwd()).env);
   const store = await openStore(config.store);
   try {
-    process.exitCode = await work(store, displayUrl(config.host, config.port));
+    process.exitCode = await work(store, config.publicUrl ?? displayUrl(config.host, config.port));
   } finally {
     await store.close();
   }
@@ -38,6 +41,7 @@ function printIssued(issued: { id: string; token: string }, baseUrl: string, wha
 
 const program = new Command('chatbridge')
   .description('Provision chatbridge endpoints on the configured store.')
+  .version(VERSION, '-V, --version', 'print the version')
   .configureOutput({ outputError: (text, write) => write(redactTokens(text)) });
 
 /**

@@ -44,7 +44,8 @@ const EnvSchema = z.object({
     .refine((v) => v === v.trim(), 'must not begin or end with blanks (they cannot be sent in a bearer token)')
     .refine((v) => /^[\x20-\x7e]*$/.test(v), 'must be printable ASCII (HTTP clients cannot send other characters in a header as the server reads them)')
     .optional(),
-  CHATBRIDGE_STORE: z.enum(['sqlite', 'postgres']).default('sqlite'),
+  // Unset: postgres when DATABASE_URL is set (see storeKindOf), else sqlite.
+  CHATBRIDGE_STORE: z.preprocess(unsetIfEmpty, z.enum(['sqlite', 'postgres']).optional()),
   CHATBRIDGE_SQLITE_PATH: z.string().min(1).default('./data/chatbridge.sqlite'),
   // Checked in loadConfig, and only for the postgres store: other tools may set it for their own use.
   DATABASE_URL: z.string().optional(),
@@ -67,6 +68,14 @@ const EnvSchema = z.object({
       'must be true, false, a number of hops, or comma-separated addresses, CIDR ranges or loopback/linklocal/uniquelocal',
     )
     .transform((v): boolean | number | string => (v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v)),
+  CHATBRIDGE_PUBLIC_URL: z.preprocess(
+    unsetIfEmpty,
+    z
+      .string()
+      .regex(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/, 'must be an http(s) URL without query or fragment, like https://bridge.example.com')
+      .transform((v) => v.replace(/\/+$/, ''))
+      .optional(),
+  ),
   CHATBRIDGE_CORS_ORIGINS: z
     .string()
     .default('')
@@ -77,6 +86,8 @@ const EnvSchema = z.object({
 export interface AppConfig {
   port: number;
   host: string;
+  /** The address clients reach the server at (behind a proxy, a host name), for the URLs shown to operators. */
+  publicUrl: string | undefined;
   logLevel: string;
   /** SHA-256 of the admin token; undefined disables the admin API (every request 401). */
   adminTokenHash: Buffer | undefined;
@@ -106,15 +117,26 @@ export type StoreConfig =
 
 export class ConfigError extends Error {}
 
+/**
+ * The store the environment selects: CHATBRIDGE_STORE when set; otherwise PostgreSQL when DATABASE_URL
+ * is set (an operator who gives a database means to use it, not to run on a local file beside it).
+ */
+export function storeKindOf(env: NodeJS.ProcessEnv): 'sqlite' | 'postgres' | undefined {
+  const named = env.CHATBRIDGE_STORE?.trim();
+  if (named) return named === 'sqlite' || named === 'postgres' ? named : undefined;
+  return env.DATABASE_URL?.trim() ? 'postgres' : 'sqlite';
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   const parsed = EnvSchema.safeParse(env);
   const lines = parsed.success ? [] : parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-  if (env.CHATBRIDGE_STORE === 'postgres') {
+  if (storeKindOf(env) === 'postgres') {
     // The value itself is never echoed: it normally carries a password.
     if (!env.DATABASE_URL) {
       lines.push('  DATABASE_URL: required when CHATBRIDGE_STORE=postgres (postgres://user:password@host:5432/database)');
     } else if (!/^postgres(ql)?:\/\/\S+$/.test(env.DATABASE_URL) || !URL.canParse(env.DATABASE_URL)) {
-      lines.push('  DATABASE_URL: must be a postgres:// or postgresql:// URL (check the host and the port)');
+      const why = env.CHATBRIDGE_STORE ? '' : '; with CHATBRIDGE_STORE unset, DATABASE_URL selects PostgreSQL (set CHATBRIDGE_STORE=sqlite for the embedded store)';
+      lines.push(`  DATABASE_URL: must be a postgres:// or postgresql:// URL (check the host and the port)${why}`);
     }
   }
   if (!parsed.success || lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
@@ -122,10 +144,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
   return {
     port: e.PORT,
     host: e.HOST,
+    publicUrl: e.CHATBRIDGE_PUBLIC_URL,
     logLevel: e.LOG_LEVEL,
     adminTokenHash: e.CHATBRIDGE_ADMIN_TOKEN === undefined ? undefined : hashToken(e.CHATBRIDGE_ADMIN_TOKEN),
     store:
-      e.CHATBRIDGE_STORE === 'postgres'
+      storeKindOf(env) === 'postgres'
         ? { kind: 'postgres', databaseUrl: e.DATABASE_URL!, poolSize: e.CHATBRIDGE_PG_POOL_SIZE }
         : { kind: 'sqlite', sqlitePath: e.CHATBRIDGE_SQLITE_PATH },
     allowPrivateWebhooks: e.CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE,

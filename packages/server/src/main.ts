@@ -1,10 +1,12 @@
 // The server process: read the configuration, open the store, listen, and shut down cleanly.
 import { ConfigError, loadConfig } from './config.ts';
+import { readEnvironment } from './envFile.ts';
 import { createLogger } from './logger.ts';
 import { ListenError } from './server.ts';
 import { startService } from './service.ts';
-import { openStore } from './store/open.ts';
+import { describeStore, openStore } from './store/open.ts';
 import { isUnavailable } from './store/unavailable.ts';
+import { VERSION } from './version.ts';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -16,7 +18,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
 
-  const config = loadConfig(process.env);
+  const environment = readEnvironment(process.env, process.cwd());
+  const config = loadConfig(environment.env);
   // Secrets leave the environment once read: child processes and crash dumps never see them.
   delete process.env.CHATBRIDGE_ADMIN_TOKEN; // only its digest is kept
   delete process.env.DATABASE_URL;
@@ -59,16 +62,17 @@ async function main(): Promise<void> {
     {
       url: running.url,
       ...(running.managementUrl !== undefined && { managementUrl: running.managementUrl }),
-      store: store.kind,
-      ...(config.store.kind === 'sqlite' && { sqlitePath: config.store.sqlitePath }),
+      version: VERSION,
+      ...(environment.file && { envFile: environment.file }),
+      ...describeStore(config.store),
       adminApi: config.adminTokenHash ? 'enabled' : 'disabled',
     },
-    `chatbridge listening on ${running.url}`,
+    `chatbridge ${VERSION} listening on ${running.url}`,
   );
   if (endpoints === 0) {
     logger.info(
       `No endpoints yet. Create one with "pnpm chatbridge create my-community" (it prints the token once), ` +
-        `then read it with: curl "${running.url}/my-community?token=<token>"`,
+        `then read it with: curl "${config.publicUrl ?? running.url}/my-community?token=<token>"`,
     );
   }
   if (!config.adminTokenHash) logger.info('Admin API disabled: set CHATBRIDGE_ADMIN_TOKEN (16+ characters) to enable it.');

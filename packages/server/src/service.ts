@@ -33,6 +33,8 @@ export interface ServiceOptions {
   managementPort?: number | undefined;
   /** Event streams (streamEndpointEvents): heartbeat interval and the like; defaults in events/streams.ts. */
   events?: Partial<EventStreamSettings>;
+  /** The built HTML docs served at `/-/docs`; default: where `pnpm build` puts them. */
+  docsFile?: string;
 }
 
 const DELIVERY_OUTCOMES: Record<Exclude<keyof RelayStats, 'expired'>, DeliveryOutcome> = {
@@ -102,6 +104,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     rateLimits,
     trustProxy: options.trustProxy ?? false,
     events: events.streams,
+    ...(options.docsFile !== undefined && { docsFile: options.docsFile }),
   };
   let http: HttpListener;
   try {

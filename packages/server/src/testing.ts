@@ -1,5 +1,5 @@
 // Test support: the real service on port 0 over a scratch SQLite file, with helpers to provision.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEndpoint } from './admin/endpoints.ts';
@@ -35,6 +35,15 @@ export interface TestServerOptions {
   trustProxy?: ServiceOptions['trustProxy'];
   /** Validate responses against the spec (default true); false runs production's direct reply path. */
   validateResponses?: boolean;
+  /** The docs page `/-/docs` serves; default: a small stand-in page (tests run from the sources, unbuilt). */
+  docsFile?: string;
+}
+
+/** A stand-in for the built docs page, so that `/-/docs` answers as on a built server. */
+function standInDocs(dir: string): string {
+  const file = join(dir, 'docs.html');
+  writeFileSync(file, '<!doctype html><title>chatbridge API docs (stand-in)</title>');
+  return file;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -57,6 +66,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.connections && { connections: options.connections }),
       ...(options.managementPort !== undefined && { managementPort: options.managementPort }),
       ...(options.trustProxy !== undefined && { trustProxy: options.trustProxy }),
+      docsFile: options.docsFile ?? standInDocs(dir),
     },
     0,
     '127.0.0.1',

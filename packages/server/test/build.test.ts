@@ -1,10 +1,12 @@
-// `pnpm start` runs the server compiled by scripts/build-server.ts, not its TypeScript sources. What
-// operators run is that build, so here it is built and started as `pnpm start` starts it (its node
-// flags), on each store: it must serve, and on PostgreSQL find the migrations it reads at run time.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// What operators run is the build: `pnpm install` (or `pnpm build`) compiles the server once, and
+// `pnpm start` runs packages/server/dist/main.js with plain `node`, no V8 flags and no build step of
+// its own. Builds that overlap must each leave a complete, loadable build; instances started together
+// must all come up; the build must serve on each store and find the migrations it reads at run time.
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createChatbridgeClient } from '@chatbridge/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scriptsOf, serverCommandOf } from '../../../bench/lib/server.ts';
@@ -12,7 +14,9 @@ import { type ServerProcess, startServerProcess } from './processes.ts';
 import { createScratchDatabase, type ScratchDatabase } from './store/pgScratch.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
+const SERVER = join(ROOT, 'packages', 'server');
 const ADMIN_TOKEN = 'build-test-admin-token-0123456789';
+const runFile = promisify(execFile);
 
 /** Creates, reads and updates an endpoint through the admin API and the bots' API. */
 async function roundTrip(server: ServerProcess): Promise<void> {
@@ -24,50 +28,63 @@ async function roundTrip(server: ServerProcess): Promise<void> {
   expect(read.config.logs.chat_b).toBe('log-b');
 }
 
+/** A build into `out`, as `pnpm build` runs it. */
+const build = (out: string) => runFile(process.execPath, ['scripts/build-server.ts', out], { cwd: ROOT });
+
 describe('the compiled server (what pnpm start runs)', () => {
-  // Inside the server package, so that the build resolves its dependencies as dist/ does.
-  const out = mkdtempSync(join(ROOT, 'packages', 'server', '.build-test-'));
+  // Inside the server package, so that the build resolves its dependencies as dist/ does, with the
+  // package.json beside it that it reads its version from.
+  let out = '';
   const started: ServerProcess[] = [];
   let db: ScratchDatabase | undefined;
 
-  beforeAll(() => {
-    execFileSync(process.execPath, ['scripts/build-server.ts', out], { cwd: ROOT, stdio: 'pipe' });
+  beforeAll(async () => {
+    out = join(mkdtempSync(join(SERVER, '.build-test-')), 'dist');
+    copyFileSync(join(SERVER, 'package.json'), join(out, '..', 'package.json'));
+    await build(out);
   }, 60_000);
 
   afterAll(async () => {
     for (const s of started) s.child.kill('SIGKILL');
     await Promise.all(started.map((s) => s.exited));
-    rmSync(out, { recursive: true, force: true });
+    if (out) rmSync(join(out, '..'), { recursive: true, force: true });
     await db?.drop();
   }, 30_000);
 
   const start = async (env: Record<string, string>) => {
-    const { flags } = serverCommandOf(ROOT);
-    const server = await startServerProcess({ CHATBRIDGE_ADMIN_TOKEN: ADMIN_TOKEN, ...env }, join(out, 'main.js'), flags);
+    const server = await startServerProcess({ CHATBRIDGE_ADMIN_TOKEN: ADMIN_TOKEN, ...env }, join(out, 'main.js'));
     started.push(server);
     return server;
   };
 
-  it('when pnpm start runs, then it builds first and starts the compiled main.js, not the sources', () => {
-    expect(scriptsOf(ROOT).start?.startsWith('node scripts/build-server.ts && ')).toBe(true);
-    expect(serverCommandOf(ROOT).main).toBe('packages/server/dist/main.js');
+  it('when pnpm start runs, then it starts the compiled main.js with plain node: no build step, no V8 flags', () => {
+    const startScript = scriptsOf(ROOT).start ?? '';
+    expect(startScript).not.toContain('build-server');
+    expect(serverCommandOf(ROOT)).toEqual({ flags: [], main: 'packages/server/dist/main.js' });
+    expect(scriptsOf(ROOT).postinstall).toBe('node scripts/build-server.ts'); // `pnpm install` builds
     expect(existsSync(join(out, 'main.js'))).toBe(true);
     expect(existsSync(join(out, 'main.ts'))).toBe(false);
-  });
-
-  it('when an operator starts the build without pnpm, then the command README.md gives is the one pnpm start runs', () => {
-    // The heap flags are part of what was measured (BENCHMARKS.md): a copy of the command that lost
-    // one would run a different server.
-    const { flags, main } = serverCommandOf(ROOT);
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const documented = readme.match(/`(node [^`]*packages\/server\/dist\/main\.js)`/)?.[1];
-    expect(documented).toBe(['node', ...flags, main].join(' '));
+    expect(existsSync(join(out, 'docs', 'index.html'))).toBe(true);
   });
 
   it('when the build starts on SQLite, then it serves an endpoint end to end', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chatbridge-build-'));
     await roundTrip(await start({ CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite') }));
   });
+
+  it('when two builds into one folder run at once, then both succeed, the folder is never seen half-built, and one complete build serves', async () => {
+    // Watched while they run: whenever the compiled server is there, so is what is copied after it.
+    const halfBuilt: string[] = [];
+    const watch = setInterval(() => {
+      if (existsSync(join(out, 'main.js')) && !existsSync(join(out, 'store', 'migrations'))) halfBuilt.push('main.js without its migrations');
+    }, 2);
+    const results = await Promise.allSettled([build(out), build(out)]).finally(() => clearInterval(watch));
+    expect(halfBuilt).toEqual([]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+    expect(readdirSync(join(out, '..')).sort()).toEqual(['dist', 'package.json']); // no staging folder left behind
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-build-'));
+    await roundTrip(await start({ CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite') }));
+  }, 60_000);
 
   it.runIf(!!process.env.DATABASE_URL)(
     'when the build starts on an empty PostgreSQL database, then it runs the migrations it was shipped with and serves',
@@ -76,4 +93,80 @@ describe('the compiled server (what pnpm start runs)', () => {
       await roundTrip(await start({ CHATBRIDGE_STORE: 'postgres', DATABASE_URL: db.url }));
     },
   );
+});
+
+/** `pnpm start` in the checkout, in a process group of its own (pnpm runs sh, which runs node). */
+function pnpmStart(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn('pnpm', ['start'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', CHATBRIDGE_STORE: 'sqlite', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function urlOf(run: ReturnType<typeof pnpmStart>): Promise<string> {
+  for (let waited = 0; waited < 20_000; waited += 50) {
+    const url = /"url":"(http:\/\/[^"]+)"/.exec(run.output())?.[1];
+    if (url) return url;
+    if (run.child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`pnpm start did not come up:\n${run.output()}`);
+}
+
+describe('pnpm start in a checkout', () => {
+  const runs: ReturnType<typeof pnpmStart>[] = [];
+
+  beforeAll(() => {
+    // The checkout's own build, as `pnpm install` leaves it (what `pnpm start` runs).
+    execFileSync(process.execPath, ['scripts/build-server.ts'], { cwd: ROOT, stdio: 'pipe' });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const run of runs) if (run.child.exitCode === null && run.child.signalCode === null) process.kill(-run.child.pid!, 'SIGKILL');
+    await Promise.all(runs.map((r) => r.exited));
+  }, 30_000);
+
+  it('when two instances are started from one checkout at the same instant, then both answer /-/ready', async () => {
+    const main = join(SERVER, 'dist', 'main.js');
+    const built = statSync(main);
+    const dirs = [mkdtempSync(join(tmpdir(), 'chatbridge-twin-')), mkdtempSync(join(tmpdir(), 'chatbridge-twin-'))];
+    const twins = dirs.map((dir) => pnpmStart({ CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite') }));
+    runs.push(...twins);
+    const urls = await Promise.all(twins.map(urlOf));
+    expect(new Set(urls).size).toBe(2);
+    for (const url of urls) {
+      const ready = await fetch(`${url}/-/ready`);
+      expect(ready.status).toBe(200);
+      expect((await ready.json()) as unknown).toMatchObject({ status: 'ready' });
+    }
+    // They ran the build that was there: neither rebuilt it under the other.
+    const after = statSync(main);
+    expect([after.ino, after.mtimeMs]).toEqual([built.ino, built.mtimeMs]);
+    for (const run of twins) process.kill(-run.child.pid!, 'SIGTERM');
+    await Promise.all(twins.map((r) => r.exited));
+  }, 60_000);
+
+  it('when the checkout has no build, then the first step of pnpm start says to run pnpm build and exits non-zero', async () => {
+    // The start script's check, copied into a checkout whose server package has sources but no dist/.
+    const checkout = mkdtempSync(join(tmpdir(), 'chatbridge-unbuilt-'));
+    mkdirSync(join(checkout, 'scripts'));
+    mkdirSync(join(checkout, 'packages', 'server', 'src'), { recursive: true });
+    copyFileSync(join(ROOT, 'scripts', 'check-build.ts'), join(checkout, 'scripts', 'check-build.ts'));
+    const first = (scriptsOf(ROOT).start ?? '').split('&&')[0]!.trim().split(/\s+/);
+    expect(first).toEqual(['node', 'scripts/check-build.ts']);
+    const result = await runFile(process.execPath, [first[1]!], { cwd: checkout }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('run pnpm build');
+    rmSync(checkout, { recursive: true, force: true });
+  });
 });

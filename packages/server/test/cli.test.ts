@@ -1,7 +1,9 @@
 // The operator's path: the CLI provisions on the configured store, and a newcomer follows the
 // server's start-up log to read their own endpoint.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,7 +15,7 @@ const SRC = join(import.meta.dirname, '..', 'src');
 const run = promisify(execFile);
 
 function envFor(dir: string, extra: Record<string, string> = {}) {
-  return { ...process.env, CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite'), LOG_LEVEL: 'info', ...extra };
+  return { ...process.env, CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite'), LOG_LEVEL: 'info', ...extra };
 }
 
 async function cli(dir: string, ...args: string[]) {
@@ -21,8 +23,13 @@ async function cli(dir: string, ...args: string[]) {
 }
 
 async function cliWithEnv(dir: string, env: Record<string, string>, ...args: string[]) {
+  return cliIn(process.cwd(), envFor(dir, env), ...args);
+}
+
+/** The CLI run in `cwd` with exactly `env`. */
+async function cliIn(cwd: string, env: NodeJS.ProcessEnv, ...args: string[]) {
   try {
-    const { stdout, stderr } = await run(process.execPath, [join(SRC, 'cli.ts'), ...args], { env: envFor(dir, env) });
+    const { stdout, stderr } = await run(process.execPath, [join(SRC, 'cli.ts'), ...args], { cwd, env });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -117,6 +124,71 @@ describe('chatbridge CLI', () => {
     const bad = await cli(dir, 'create', 'bad id!');
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('endpoint ID');
+    expect((await cli(dir, 'list')).stdout).toBe('');
+  });
+});
+
+/** The process environment without the settings a test gives through chatbridge.env instead. */
+function environmentWithout(...names: string[]): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, CHATBRIDGE_STORE: 'sqlite', LOG_LEVEL: 'info' };
+  for (const name of names) delete env[name];
+  return env;
+}
+
+/** A port that was free a moment ago (for a server that must listen on a port known in advance). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe('the CLI reads the configuration the server reads', () => {
+  let server: ChildProcess | undefined;
+  afterEach(() => {
+    server?.kill('SIGTERM');
+  });
+
+  it('when --version is given, then it prints the version of the packages', async () => {
+    const result = await cliIn(process.cwd(), process.env, '--version');
+    const root = join(SRC, '..', '..', '..');
+    const manifests = ['package.json', 'packages/api/package.json', 'packages/client/package.json', 'packages/server/package.json', 'tests/package.json'];
+    const versions = manifests.map((m) => (JSON.parse(readFileSync(join(root, m), 'utf8')) as { version: string }).version);
+    expect(new Set(versions)).toEqual(new Set(['1.0.0'])); // one version for the whole release
+    const version = versions[0];
+    expect([result.code, result.stdout.trim()]).toEqual([0, version]);
+  });
+
+  it('when PORT and HOST are set in chatbridge.env, not in the shell, then the curl line the CLI prints reaches the server started beside it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-envfile-'));
+    const port = await freePort();
+    writeFileSync(join(dir, 'chatbridge.env'), `# shared by the server and the CLI\nHOST=127.0.0.1\nPORT=${port}\nCHATBRIDGE_SQLITE_PATH=${join(dir, 'store.sqlite')}\n`);
+    const env = environmentWithout('PORT', 'HOST', 'CHATBRIDGE_SQLITE_PATH', 'CHATBRIDGE_PUBLIC_URL', 'CHATBRIDGE_ENV_FILE');
+    server = spawn(process.execPath, [join(SRC, 'main.ts')], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    server.stdout!.on('data', (c: Buffer) => (log += c.toString()));
+    for (let waited = 0; !log.includes('listening on') && waited < 15_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    expect(log).toContain(`"url":"http://127.0.0.1:${port}"`);
+
+    const created = await cliIn(dir, env, 'create', 'shared-config');
+    expect(created.code).toBe(0);
+    const curl = /curl "([^"]+)"/.exec(created.stdout)?.[1] ?? '';
+    expect(curl.startsWith(`http://127.0.0.1:${port}/shared-config?token=`)).toBe(true);
+    expect((await fetch(curl)).status).toBe(200); // the same store, at the printed address
+  });
+
+  it('when CHATBRIDGE_PUBLIC_URL is set, then the curl line names it instead of HOST and PORT', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-cli-'));
+    const created = await cliWithEnv(dir, { CHATBRIDGE_PUBLIC_URL: 'https://bridge.example.com/', HOST: '0.0.0.0', PORT: '8090' }, 'create', 'public');
+    expect(created.stdout).toContain('curl "https://bridge.example.com/public?token=');
+  });
+
+  it('when CHATBRIDGE_ENV_FILE names no file, then it exits 1 naming the setting and changes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-cli-'));
+    const missing = await cliWithEnv(dir, { CHATBRIDGE_ENV_FILE: join(dir, 'nope.env') }, 'create', 'x');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('CHATBRIDGE_ENV_FILE');
     expect((await cli(dir, 'list')).stdout).toBe('');
   });
 });

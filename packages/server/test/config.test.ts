@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import express from 'express';
 import { ConfigError, isTrustedProxyEntry, loadConfig } from '../src/config.ts';
+import { describeStore } from '../src/store/open.ts';
 
 describe('loadConfig', () => {
   it('when a boolean variable is written in any letter case, or as 1/0, then it is read as the boolean', () => {
@@ -82,6 +83,26 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ CHATBRIDGE_STORE: 'postgres', DATABASE_URL: url })).not.toThrow(/secret-pw/);
     }
     expect(loadConfig({ CHATBRIDGE_STORE: 'postgres', DATABASE_URL: 'postgres://u:pw@127.0.0.1:5432/db' }).store.kind).toBe('postgres');
+  });
+
+  it('when DATABASE_URL is set and CHATBRIDGE_STORE is not, then the store is PostgreSQL; CHATBRIDGE_STORE=sqlite keeps the embedded store', () => {
+    const url = 'postgres://u:pw@db.internal:5433/chatbridge';
+    expect(loadConfig({ DATABASE_URL: url }).store).toEqual({ kind: 'postgres', databaseUrl: url, poolSize: 10 });
+    expect(loadConfig({ DATABASE_URL: url, CHATBRIDGE_STORE: '' }).store.kind).toBe('postgres'); // empty counts as unset
+    expect(loadConfig({ DATABASE_URL: url, CHATBRIDGE_STORE: 'sqlite' }).store.kind).toBe('sqlite');
+    expect(loadConfig({}).store.kind).toBe('sqlite');
+    // A DATABASE_URL that is not PostgreSQL's, with the store unset: refused naming both settings, not run on SQLite.
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://u:secret-pw@db/x' })).toThrow(/DATABASE_URL.*CHATBRIDGE_STORE/s);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://u:secret-pw@db/x' })).not.toThrow(/secret-pw/);
+  });
+
+  it('when the store is described for the start-up log, then PostgreSQL shows host, port and database name, never the user or password', () => {
+    expect(describeStore({ kind: 'postgres', databaseUrl: 'postgres://chat:s3cret@db.internal:5433/chatbridge?sslmode=require', poolSize: 10 })).toEqual({
+      store: 'postgres',
+      database: 'db.internal:5433/chatbridge',
+    });
+    expect(describeStore({ kind: 'postgres', databaseUrl: 'postgresql://chat:s3cret@[::1]/cb', poolSize: 10 })).toEqual({ store: 'postgres', database: '[::1]:5432/cb' });
+    expect(describeStore({ kind: 'sqlite', sqlitePath: './data/x.sqlite' })).toEqual({ store: 'sqlite', sqlitePath: './data/x.sqlite' });
   });
 
   it('when the admin token is blanks, or begins or ends with them, then start-up stops naming it', () => {

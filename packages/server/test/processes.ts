@@ -15,7 +15,7 @@ export interface ServerProcess {
 
 export async function startServerProcess(env: Record<string, string>, main = MAIN, nodeFlags: string[] = []): Promise<ServerProcess> {
   const child = spawn(process.execPath, [...nodeFlags, main], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', CHATBRIDGE_STORE: 'sqlite', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';

@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startServerProcess } from './processes.ts';
+import { createScratchDatabase } from './store/pgScratch.ts';
 
 const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
 const DATABASE_URL = process.env.DATABASE_URL;
 
 function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', CHATBRIDGE_STORE: 'sqlite', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -31,6 +32,25 @@ describe.runIf(!!DATABASE_URL)('start-up against a PostgreSQL that cannot be use
       expect(code).toBe(1);
       expect(output).toMatch(new RegExp(`^chatbridge failed to start: the store cannot be opened: .*${says}`, 'm'));
       expect(output).not.toMatch(/^\s+at /m); // no stack trace
+    }
+  }, 30_000);
+});
+
+describe.runIf(!!DATABASE_URL)('start-up with DATABASE_URL alone', () => {
+  it('when DATABASE_URL is set and CHATBRIDGE_STORE is not, then the server runs on PostgreSQL and its log names the store, the database and the version, never the password', async () => {
+    const db = await createScratchDatabase(DATABASE_URL!);
+    try {
+      const url = new URL(db.url);
+      url.username ||= 'postgres';
+      url.password = 'never-logged-pw'; // the test server trusts local connections: any password passes
+      const server = await startServerProcess({ CHATBRIDGE_STORE: '', DATABASE_URL: url.toString() });
+      server.child.kill('SIGTERM');
+      await server.exited;
+      const started = server.log().split('\n').map((line) => (line.startsWith('{') ? (JSON.parse(line) as Record<string, unknown>) : {})).find((l) => 'url' in l)!;
+      expect(started).toMatchObject({ store: 'postgres', database: `${url.hostname}:${url.port || '5432'}${url.pathname}`, version: '1.0.0' });
+      expect(server.log()).not.toContain('never-logged-pw');
+    } finally {
+      await db.drop();
     }
   }, 30_000);
 });
@@ -77,7 +97,7 @@ describe('shutdown with a dead log reader', () => {
   it('when stdout is a pipe whose reader has gone, then SIGTERM still ends the process promptly', async () => {
     const sqlite = join(mkdtempSync(join(tmpdir(), 'chatbridge-epipe-')), 'store.sqlite');
     const child = spawn(process.execPath, [MAIN], {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', CHATBRIDGE_SQLITE_PATH: sqlite },
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: sqlite },
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));

@@ -3,7 +3,9 @@ import type { AppDeps } from '../http/deps.ts';
 import type { Handlers } from '../http/operations.ts';
 import { createEndpoint } from './createEndpoint.ts';
 import { deleteEndpoint } from './deleteEndpoint.ts';
+import { getDocs } from './getDocs.ts';
 import { getEndpoint } from './getEndpoint.ts';
+import { getHomePage } from './getHomePage.ts';
 import { getLiveness } from './getLiveness.ts';
 import { getMetrics } from './getMetrics.ts';
 import { getReadiness } from './getReadiness.ts';
@@ -25,4 +27,6 @@ export const buildHandlers = (deps: AppDeps): Handlers => ({
   getLiveness: getLiveness(),
   getReadiness: getReadiness(deps),
   getMetrics: getMetrics(deps),
+  getHomePage: getHomePage(),
+  getDocs: getDocs(deps),
 });

@@ -33,4 +33,6 @@ export interface AppDeps {
   trustProxy: boolean | number | string;
   /** The change feed and open event streams (streamEndpointEvents). */
   events: EventStreams;
+  /** The built HTML docs served at `/-/docs`; default: where `pnpm build` puts them. */
+  docsFile?: string;
 }

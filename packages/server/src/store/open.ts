@@ -33,3 +33,17 @@ export async function openStore(config: AppConfig['store'], options: OpenStoreOp
       });
   }
 }
+
+/**
+ * What the start-up log says about the store: its kind and where it lives. For PostgreSQL the host,
+ * port and database name only: the user name and password in the URL are never shown.
+ */
+export function describeStore(config: AppConfig['store']): { store: string; sqlitePath?: string; database?: string } {
+  if (config.kind === 'sqlite') return { store: 'sqlite', sqlitePath: config.sqlitePath };
+  const url = new URL(config.databaseUrl);
+  // The driver's defaults for what the URL leaves out (it also reads PGHOST, PGPORT and PGDATABASE).
+  const host = url.hostname || 'localhost';
+  const port = url.port || '5432';
+  const name = decodeURIComponent(url.pathname.replace(/^\//, '')) || '(the user name)';
+  return { store: 'postgres', database: `${host}:${port}/${name}` };
+}

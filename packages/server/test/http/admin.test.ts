@@ -151,7 +151,7 @@ describe('admin operations', () => {
 
 describe('health', () => {
   it('getLiveness and getReadiness answer 200 while serving', async () => {
-    expect(await h.client.getLiveness()).toEqual({ status: 'ok' });
+    expect(await h.client.getLiveness()).toEqual({ status: 'ok', version: '1.0.0' });
     expect(await h.client.getReadiness()).toEqual({ ready: true, health: { status: 'ready', checks: { store: 'ok' } } });
   });
 
@@ -159,7 +159,7 @@ describe('health', () => {
     h.server.readiness.draining = true;
     try {
       expect(await h.client.getReadiness()).toEqual({ ready: false, health: { status: 'not_ready', checks: { server: 'draining' } } });
-      expect(await h.client.getLiveness()).toEqual({ status: 'ok' });
+      expect(await h.client.getLiveness()).toEqual({ status: 'ok', version: '1.0.0' });
     } finally {
       h.server.readiness.draining = false;
     }
