@@ -116,7 +116,7 @@ const splitUrlList = (value: string) =>
  *
  * Parsing the text makes the private copy the rules edit, and comparing the result's text with it
  * tells whether anything changed: half the work of cloning the record and serialising both
- * (structuredClone alone measured 16 us per update for a typical record, JSON.parse 6 us).
+ * (JSON.parse of the stored text is a cheaper deep copy than structuredClone of the parsed record).
  */
 export function applyUpdate(recordJson: string, params: UpdateParams, policy: UpdatePolicy): UpdateOutcome {
   const next = JSON.parse(recordJson) as EndpointRecord;

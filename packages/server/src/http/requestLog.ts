@@ -1,6 +1,6 @@
 // One JSON log line per request (pino), and a request id taken from X-Request-Id or generated and
-// echoed back. Lighter than a child logger per request: the profile showed that cost on every
-// request even with logging off, so the child is made only when a handler asks for `req.log`.
+// echoed back. A child logger per request costs every request even with logging off, so the child is
+// made only when a handler asks for `req.log`.
 // Other observers of finished requests (the request metrics) hang on the same 'close' listener and
 // clock reading instead of adding their own to every request.
 import { randomUUID } from 'node:crypto';
