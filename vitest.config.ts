@@ -1,16 +1,38 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Workspace packages resolve to their TypeScript sources (the "source" export condition), so tests
 // never run against a stale build.
 const resolve = { conditions: ['source'] };
 
-// One vitest run, three projects: the server's own tests, the client's, and the cross-cutting
-// contract/docs tests in tests/.
+// Tests that start processes (the built server, the CLI, pnpm pack, psql): the integration project.
+// The server's and the client's own projects run in-process only.
+const SPAWNING = [
+  'packages/server/test/build.test.ts',
+  'packages/server/test/cli.test.ts',
+  'packages/server/test/faults.test.ts',
+  'packages/server/test/multiInstance.test.ts',
+  'packages/server/test/startup.test.ts',
+  'packages/server/test/store/postgres.test.ts',
+  'packages/client/test/pack.test.ts',
+];
+const excluding = (root: string) => [...configDefaults.exclude, ...SPAWNING.filter((f) => f.startsWith(`${root}/`)).map((f) => f.slice(root.length + 1))];
+
+// One vitest run, four projects: the server's unit tests, the client's, the integration tests that
+// spawn processes, and the cross-cutting contract/docs tests in tests/.
 export default defineConfig({
   test: {
     projects: [
-      { resolve, ssr: { resolve }, test: { name: 'server', root: 'packages/server', include: ['test/**/*.test.ts'], testTimeout: 30_000 } },
-      { resolve, ssr: { resolve }, test: { name: 'client', root: 'packages/client', include: ['test/**/*.test.ts'], testTimeout: 30_000 } },
+      {
+        resolve,
+        ssr: { resolve },
+        test: { name: 'server', root: 'packages/server', include: ['test/**/*.test.ts'], exclude: excluding('packages/server'), testTimeout: 30_000 },
+      },
+      {
+        resolve,
+        ssr: { resolve },
+        test: { name: 'client', root: 'packages/client', include: ['test/**/*.test.ts'], exclude: excluding('packages/client'), testTimeout: 30_000 },
+      },
+      { resolve, ssr: { resolve }, test: { name: 'integration', include: SPAWNING, testTimeout: 30_000 } },
       {
         resolve,
         ssr: { resolve },
