@@ -21,6 +21,10 @@ const excluding = (root: string) => [...configDefaults.exclude, ...SPAWNING.filt
 // spawn processes, and the cross-cutting contract/docs tests in tests/.
 export default defineConfig({
   test: {
+    // Three test files at a time whatever the core count (vitest's default is one fewer worker than
+    // cores: a single one on a 2-core machine). Most files spend their time waiting on timers,
+    // sockets and child processes, so a third keeps both cores busy.
+    maxWorkers: 3,
     projects: [
       {
         resolve,
