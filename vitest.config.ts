@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Workspace packages resolve to their TypeScript sources (the "source" export condition), so tests
@@ -21,10 +22,11 @@ const excluding = (root: string) => [...configDefaults.exclude, ...SPAWNING.filt
 // spawn processes, and the cross-cutting contract/docs tests in tests/.
 export default defineConfig({
   test: {
-    // Three test files at a time whatever the core count (vitest's default is one fewer worker than
-    // cores: a single one on a 2-core machine). Most files spend their time waiting on timers,
-    // sockets and child processes, so a third keeps both cores busy.
-    maxWorkers: 3,
+    // As many test files at a time as cores, at least two (vitest's default is one fewer than cores:
+    // a single file at a time on two). Most files spend much of their time waiting on timers,
+    // sockets and child processes, so the second keeps both cores busy; more workers than cores
+    // starve the tests that bound a time (a drain, a lock wait) of CPU.
+    maxWorkers: Math.max(2, availableParallelism()),
     projects: [
       {
         resolve,
@@ -36,7 +38,7 @@ export default defineConfig({
         ssr: { resolve },
         test: { name: 'client', root: 'packages/client', include: ['test/**/*.test.ts'], exclude: excluding('packages/client'), testTimeout: 30_000 },
       },
-      { resolve, ssr: { resolve }, test: { name: 'integration', include: SPAWNING, testTimeout: 30_000 } },
+      { resolve, ssr: { resolve }, test: { name: 'integration', include: SPAWNING, testTimeout: 30_000, hookTimeout: 60_000 } },
       {
         resolve,
         ssr: { resolve },
