@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Workspace packages resolve to their TypeScript sources (the "source" export condition), so tests
 // never run against a stale build.
@@ -18,6 +19,22 @@ const SPAWNING = [
 ];
 const excluding = (root: string) => [...configDefaults.exclude, ...SPAWNING.filter((f) => f.startsWith(`${root}/`)).map((f) => f.slice(root.length + 1))];
 
+// The files that take longest start first, whatever their project: vitest orders files by project
+// name, then by their durations in its cache (which a fresh clone lacks), and the longest file of the
+// last project would otherwise run on alone at the end. The property tests are most of the run's CPU;
+// the others mostly wait (processes, timers) and fill the other core.
+const LONGEST_FIRST = ['property/hostile.test.ts', 'faults.test.ts', 'cli.test.ts', 'http/relay.test.ts', 'store/postgres.test.ts'];
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const i = LONGEST_FIRST.findIndex((name) => f.moduleId.endsWith(`/${name}`));
+      return i === -1 ? LONGEST_FIRST.length : i;
+    };
+    const sorted = await super.sort(files);
+    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+  }
+}
+
 // One vitest run, four projects: the server's unit tests, the client's, the integration tests that
 // spawn processes, and the cross-cutting contract/docs tests in tests/.
 export default defineConfig({
@@ -27,6 +44,7 @@ export default defineConfig({
     // sockets and child processes, so the second keeps both cores busy; more workers than cores
     // starve the tests that bound a time (a drain, a lock wait) of CPU.
     maxWorkers: Math.max(2, availableParallelism()),
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         resolve,

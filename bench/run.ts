@@ -72,6 +72,9 @@ interface Scenario {
   server: 'baseline' | 'floor' | 'chatbridge';
   store: Store;
   op: 'get' | 'update';
+  /** Connections (default --connections, 50) and a fixed total request rate (default: as fast as answered). */
+  connections?: number;
+  ratePerSec?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,7 +245,7 @@ const updateSeq = { next: 1 };
 
 /** A warm-up, then the measured window, from a fresh load generator. */
 async function measure(s: Scenario, t: Target, endpoints: SeedOutput['endpoints'], warmupS: number, durationS: number): Promise<Partial<Result>> {
-  const plan = { origin: t.origin, op: s.op, endpoints, connections: settings.connections, seqFrom: updateSeq.next };
+  const plan = { origin: t.origin, op: s.op, endpoints, connections: s.connections ?? settings.connections, seqFrom: updateSeq.next, ...(s.ratePerSec && { ratePerSec: s.ratePerSec }) };
   const generator = await LoadChild.start(plan, ROOT, childEnv());
   try {
     const runFor = async (seconds: number) => {
@@ -374,7 +377,10 @@ class Baseline {
       maxMs: Math.max(...done.map((r) => r.figures!.maxMs)),
       errors: sum((f) => f.errors),
       non2xx: sum((f) => f.non2xx),
-      statusCodes: {},
+      statusCodes: done.reduce<Record<string, number>>((all, r) => {
+        for (const [code, n] of Object.entries(r.figures!.statusCodes)) all[code] = (all[code] ?? 0) + n;
+        return all;
+      }, {}),
       errorSamples: [...new Set(done.flatMap((r) => r.figures!.errorSamples))].slice(0, 5),
     };
     result.warmupProblems = done.reduce((a, r) => a + (r.warmupProblems ?? 0), 0);

@@ -13,6 +13,8 @@ export interface LoadPlan {
   op: 'get' | 'update';
   endpoints: Endpoints;
   connections: number;
+  /** Requests per second over all connections; unset: each connection sends as soon as it is answered. */
+  ratePerSec?: number;
   /** The first update's number (see pathsOf). */
   seqFrom: number;
 }
@@ -60,6 +62,7 @@ export async function runLoad(plan: LoadPlan, path: (n: number) => string, durat
         connections: plan.connections,
         duration: durationS,
         pipelining: 1,
+        ...(plan.ratePerSec && { overallRate: plan.ratePerSec }),
         // One request whose path is rebuilt before every send.
         requests: [{ method: plan.op === 'get' ? 'GET' : 'POST', setupRequest: (req) => ({ ...req, path: path(n++) }) }],
       },
