@@ -7,16 +7,21 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const resolve = { conditions: ['source'] };
 
 // Tests that start processes (the built server, the CLI, pnpm pack, psql): the integration project.
-// The server's and the client's own projects run in-process only.
+// The server's and the client's own projects run in-process only, and a setup file makes starting a
+// process there fail.
 const SPAWNING = [
   'packages/server/test/build.test.ts',
   'packages/server/test/cli.test.ts',
   'packages/server/test/faults.test.ts',
   'packages/server/test/multiInstance.test.ts',
+  'packages/server/test/portability/exportImport.test.ts',
+  'packages/server/test/portability/importFromOriginal.test.ts',
+  'packages/server/test/processLifecycle.test.ts',
   'packages/server/test/startup.test.ts',
   'packages/server/test/store/postgres.test.ts',
   'packages/client/test/pack.test.ts',
 ];
+const unitSetup = [new URL('scripts/vitest-no-processes.ts', import.meta.url).pathname];
 const excluding = (root: string) => [...configDefaults.exclude, ...SPAWNING.filter((f) => f.startsWith(`${root}/`)).map((f) => f.slice(root.length + 1))];
 
 // The files that take longest start first, whatever their project: vitest orders files by project
@@ -49,12 +54,12 @@ export default defineConfig({
       {
         resolve,
         ssr: { resolve },
-        test: { name: 'server', root: 'packages/server', include: ['test/**/*.test.ts'], exclude: excluding('packages/server'), testTimeout: 30_000 },
+        test: { name: 'server', root: 'packages/server', include: ['test/**/*.test.ts'], exclude: excluding('packages/server'), setupFiles: unitSetup, testTimeout: 30_000 },
       },
       {
         resolve,
         ssr: { resolve },
-        test: { name: 'client', root: 'packages/client', include: ['test/**/*.test.ts'], exclude: excluding('packages/client'), testTimeout: 30_000 },
+        test: { name: 'client', root: 'packages/client', include: ['test/**/*.test.ts'], exclude: excluding('packages/client'), setupFiles: unitSetup, testTimeout: 30_000 },
       },
       { resolve, ssr: { resolve }, test: { name: 'integration', include: SPAWNING, testTimeout: 30_000, hookTimeout: 60_000 } },
       {
