@@ -1,16 +1,67 @@
-import { defineConfig } from 'vitest/config';
+import { availableParallelism } from 'node:os';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Workspace packages resolve to their TypeScript sources (the "source" export condition), so tests
 // never run against a stale build.
 const resolve = { conditions: ['source'] };
 
-// One vitest run, three projects: the server's own tests, the client's, and the cross-cutting
-// contract/docs tests in tests/.
+// Tests that start processes (the built server, the CLI, pnpm pack, psql): the integration project.
+// The server's and the client's own projects run in-process only, and a setup file makes starting a
+// process there fail.
+const SPAWNING = [
+  'packages/server/test/build.test.ts',
+  'packages/server/test/cli.test.ts',
+  'packages/server/test/faults.test.ts',
+  'packages/server/test/multiInstance.test.ts',
+  'packages/server/test/portability/exportImport.test.ts',
+  'packages/server/test/portability/importFromOriginal.test.ts',
+  'packages/server/test/processLifecycle.test.ts',
+  'packages/server/test/startup.test.ts',
+  'packages/server/test/store/postgres.test.ts',
+  'packages/client/test/pack.test.ts',
+];
+const unitSetup = [new URL('scripts/vitest-no-processes.ts', import.meta.url).pathname];
+const excluding = (root: string) => [...configDefaults.exclude, ...SPAWNING.filter((f) => f.startsWith(`${root}/`)).map((f) => f.slice(root.length + 1))];
+
+// The files that take longest start first, whatever their project: vitest orders files by project
+// name, then by their durations in its cache (which a fresh clone lacks), and the longest file of the
+// last project would otherwise run on alone at the end. The property tests are most of the run's CPU;
+// the others mostly wait (processes, timers) and fill the other core.
+const LONGEST_FIRST = ['property/hostile.test.ts', 'faults.test.ts', 'cli.test.ts', 'http/relay.test.ts', 'store/postgres.test.ts'];
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => {
+      const i = LONGEST_FIRST.findIndex((name) => f.moduleId.endsWith(`/${name}`));
+      return i === -1 ? LONGEST_FIRST.length : i;
+    };
+    const sorted = await super.sort(files);
+    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+  }
+}
+
+// One vitest run, four projects: the server's unit tests, the client's, the integration tests that
+// spawn processes, and the cross-cutting contract/docs tests in tests/.
 export default defineConfig({
   test: {
+    // As many test files at a time as cores, at least two (vitest's default is one fewer than cores:
+    // a single file at a time on two). Most files spend much of their time waiting on timers,
+    // sockets and child processes, so the second keeps both cores busy; more workers than cores
+    // starve the tests that bound a time (a drain, a lock wait) of CPU.
+    maxWorkers: Math.max(2, availableParallelism()),
+    sequence: { sequencer: LongestFirst },
     projects: [
-      { resolve, ssr: { resolve }, test: { name: 'server', root: 'packages/server', include: ['test/**/*.test.ts'], testTimeout: 30_000 } },
-      { resolve, ssr: { resolve }, test: { name: 'client', root: 'packages/client', include: ['test/**/*.test.ts'], testTimeout: 30_000 } },
+      {
+        resolve,
+        ssr: { resolve },
+        test: { name: 'server', root: 'packages/server', include: ['test/**/*.test.ts'], exclude: excluding('packages/server'), setupFiles: unitSetup, testTimeout: 30_000 },
+      },
+      {
+        resolve,
+        ssr: { resolve },
+        test: { name: 'client', root: 'packages/client', include: ['test/**/*.test.ts'], exclude: excluding('packages/client'), setupFiles: unitSetup, testTimeout: 30_000 },
+      },
+      { resolve, ssr: { resolve }, test: { name: 'integration', include: SPAWNING, testTimeout: 30_000, hookTimeout: 60_000 } },
       {
         resolve,
         ssr: { resolve },

@@ -1,5 +1,4 @@
-// How the benchmarks start chatbridge's server: as `pnpm start` starts it, with production settings.
-// Shared by `pnpm bench` (run.ts) and `pnpm bench:ab` (ab.ts), so both measure the same process.
+// How the bench starts chatbridge's server: as `pnpm start` starts it, with production settings.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,33 +6,27 @@ import { join } from 'node:path';
 /** Production settings; request validation against the spec stays on. */
 export const PRODUCTION_SERVER_ENV = { NODE_ENV: 'production', CHATBRIDGE_VALIDATE_RESPONSES: 'false', LOG_LEVEL: 'warn', HOST: '127.0.0.1' };
 
-/** A checkout's root package.json scripts. */
-export function scriptsOf(checkout: string): Record<string, string> {
-  return (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-}
-
-/** How a checkout's `pnpm start` runs the server: its node flags and the script (relative to the checkout). */
-export interface ServerCommand {
-  flags: string[];
-  main: string;
-}
+const scriptsOf = (root: string) => (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 
 /**
- * A checkout's server command, read from its root package.json: the last command of its start
- * script (`pnpm start` builds first, then runs `node <flags> <main>`). Older checkouts ran the
- * TypeScript sources with no build step; this reads either.
+ * V8 settings for the measured server, and only for it: a small young generation and no
+ * pretenuring suit a process that answers many small requests, and keep figures comparable between
+ * runs. Production runs without them (`pnpm start`), its heap sized by the operator.
  */
-export function serverCommandOf(checkout: string): ServerCommand {
-  const start = scriptsOf(checkout).start ?? '';
+export const BENCH_NODE_FLAGS = ['--max-semi-space-size=8', '--max-old-space-size=160', '--no-allocation-site-pretenuring', '--initial-old-space-size=64'];
+
+/** The server's entry point, as the root package.json's start script (its last `&&` part) names it. */
+export function serverCommandOf(root: string): { flags: string[]; main: string } {
+  const start = scriptsOf(root).start ?? '';
   const words = start.split('&&').pop()!.trim().split(/\s+/);
-  const at = words.findIndex((w) => /main\.[jt]s$/.test(w));
-  if (words[0] !== 'node' || at === -1) throw new Error(`${checkout}: cannot read the server command from its start script: ${start}`);
-  return { flags: words.slice(1, at), main: words[at]! };
+  const main = words.find((w) => /main\.[jt]s$/.test(w));
+  if (words[0] !== 'node' || main === undefined) throw new Error(`cannot read the server command from the start script: ${start}`);
+  return { flags: BENCH_NODE_FLAGS, main };
 }
 
-/** Runs a checkout's `pnpm build` (the compiled server `pnpm start` runs), if it has one. */
-export function buildServer(checkout: string): void {
-  if (scriptsOf(checkout).build) execFileSync('pnpm', ['-s', 'build'], { cwd: checkout, stdio: 'inherit' });
+/** `pnpm build`: the compiled server that `pnpm start` runs. */
+export function buildServer(root: string): void {
+  if (scriptsOf(root).build) execFileSync('pnpm', ['-s', 'build'], { cwd: root, stdio: 'inherit' });
 }
 
 /** The median; the mean of the middle two for an even count. */

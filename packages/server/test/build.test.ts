@@ -3,13 +3,12 @@
 // its own. Builds that overlap must each leave a complete, loadable build; instances started together
 // must all come up; the build must serve on each store and find the migrations it reads at run time.
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createChatbridgeClient } from '@chatbridge/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scriptsOf, serverCommandOf } from '../../../bench/lib/server.ts';
 import { type ServerProcess, startServerProcess } from './processes.ts';
 import { createScratchDatabase, type ScratchDatabase } from './store/pgScratch.ts';
 
@@ -17,6 +16,16 @@ const ROOT = join(import.meta.dirname, '..', '..', '..');
 const SERVER = join(ROOT, 'packages', 'server');
 const ADMIN_TOKEN = 'build-test-admin-token-0123456789';
 const runFile = promisify(execFile);
+
+const scripts = (): Record<string, string> =>
+  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+/** The server command of the root package.json's start script: its node flags and entry point. */
+function startCommand(): { flags: string[]; main: string } {
+  const words = (scripts().start ?? '').split('&&').pop()!.trim().split(/\s+/);
+  const at = words.findIndex((w) => /main\.[jt]s$/.test(w));
+  return { flags: words.slice(1, at), main: at === -1 ? '' : words[at]! };
+}
 
 /** Creates, reads and updates an endpoint through the admin API and the bots' API. */
 async function roundTrip(server: ServerProcess): Promise<void> {
@@ -58,10 +67,10 @@ describe('the compiled server (what pnpm start runs)', () => {
   };
 
   it('when pnpm start runs, then it starts the compiled main.js with plain node: no build step, no V8 flags', () => {
-    const startScript = scriptsOf(ROOT).start ?? '';
+    const startScript = scripts().start ?? '';
     expect(startScript).not.toContain('build-server');
-    expect(serverCommandOf(ROOT)).toEqual({ flags: [], main: 'packages/server/dist/main.js' });
-    expect(scriptsOf(ROOT).postinstall).toBe('node scripts/build-server.ts'); // `pnpm install` builds
+    expect(startCommand()).toEqual({ flags: [], main: 'packages/server/dist/main.js' });
+    expect(scripts().postinstall).toBe('node scripts/build-server.ts'); // `pnpm install` builds
     expect(existsSync(join(out, 'main.js'))).toBe(true);
     expect(existsSync(join(out, 'main.ts'))).toBe(false);
     expect(existsSync(join(out, 'docs', 'index.html'))).toBe(true);
@@ -159,7 +168,7 @@ describe('pnpm start in a checkout', () => {
     mkdirSync(join(checkout, 'scripts'));
     mkdirSync(join(checkout, 'packages', 'server', 'src'), { recursive: true });
     copyFileSync(join(ROOT, 'scripts', 'check-build.ts'), join(checkout, 'scripts', 'check-build.ts'));
-    const first = (scriptsOf(ROOT).start ?? '').split('&&')[0]!.trim().split(/\s+/);
+    const first = (scripts().start ?? '').split('&&')[0]!.trim().split(/\s+/);
     expect(first).toEqual(['node', 'scripts/check-build.ts']);
     const result = await runFile(process.execPath, [first[1]!], { cwd: checkout }).then(
       () => ({ code: 0, stderr: '' }),
