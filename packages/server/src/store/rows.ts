@@ -1,7 +1,7 @@
 // The row shapes both SQL adapters read (same column names in SQLite and PostgreSQL) and their
 // mapping to the port's types.
 import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { Delivery, MessageState, StoredEndpoint } from './port.ts';
+import type { Delivery, EndpointEvent, MessageState, StoredEndpoint } from './port.ts';
 
 export interface EndpointRow {
   token_hash: Uint8Array;
@@ -51,6 +51,31 @@ export class StoredRow implements StoredEndpoint {
   /** The UTF-8 length of recordJson, counted once: a cached row answers many reads (BENCHMARKS.md, fifteenth pass). */
   get recordJsonBytes(): number {
     return (this.bytes ??= Buffer.byteLength(this.recordJson));
+  }
+}
+
+/** An event as both SQL adapters read it: its version, the record's JSON text and its UTF-8 length. */
+export interface EventRow {
+  version: number;
+  bytes: number;
+  record: string;
+}
+
+/** An event of the log, its record parsed on first use only (a replay sends the JSON text as it is). */
+export class LoggedEvent implements EndpointEvent {
+  readonly version: number;
+  readonly recordJson: string;
+  readonly recordJsonBytes: number;
+  private parsed: EndpointRecord | undefined = undefined;
+
+  constructor(row: EventRow) {
+    this.version = row.version;
+    this.recordJson = row.record;
+    this.recordJsonBytes = row.bytes;
+  }
+
+  get record(): EndpointRecord {
+    return (this.parsed ??= JSON.parse(this.recordJson) as EndpointRecord);
   }
 }
 

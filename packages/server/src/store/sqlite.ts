@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { RowCache } from './rowCache.ts';
-import { type EndpointRow, type OutboxRow, StoredRow, claimLanes, toDelivery, toStored } from './rows.ts';
+import { type EndpointRow, type EventRow, LoggedEvent, type OutboxRow, StoredRow, claimLanes, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
 import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
 import {
@@ -262,11 +262,20 @@ export class SqliteEndpointStore implements EndpointStore {
       ),
       // The versions after ?2 are the list's last (version - ?2) entries (one event per version, in
       // order); only those are looked up. A listed event the age sweep has deleted matches nothing.
+      // The events are sized first (octet_length reads a TEXT value's length from the row header,
+      // without loading it), and only those within ?5 bytes together (the first in any case) are read.
       eventsSince: q(
-        `SELECT e.version, e.record FROM endpoints p, json_each(p.event_ids) j, event_log e
-         WHERE p.id = ?1 AND j.key >= json_array_length(p.event_ids) - (p.version - ?2)
-           AND e.id = j.value AND e.endpoint_id = ?1 AND e.version > ?2 AND e.created_at >= ?3
-         ORDER BY e.version LIMIT ?4`,
+        `WITH picked AS (
+           SELECT e.id, e.version, octet_length(e.record) AS bytes FROM endpoints p, json_each(p.event_ids) j, event_log e
+           WHERE p.id = ?1 AND j.key >= json_array_length(p.event_ids) - (p.version - ?2)
+             AND e.id = j.value AND e.endpoint_id = ?1 AND e.version > ?2 AND e.created_at >= ?3
+           ORDER BY e.version LIMIT ?4
+         ), sized AS (
+           SELECT id, version, bytes, row_number() OVER w AS n, sum(bytes) OVER w AS upto
+           FROM picked WINDOW w AS (ORDER BY version ROWS UNBOUNDED PRECEDING)
+         )
+         SELECT s.version, s.bytes, e.record FROM sized s JOIN event_log e ON e.id = s.id
+         WHERE s.n = 1 OR s.upto <= ?5 ORDER BY s.version`,
       ),
       // The log is in commit order, so the events past the age limit are a prefix of it: each batch
       // looks at the oldest rows only (never the whole table), and a row stamped later than its
@@ -561,12 +570,10 @@ export class SqliteEndpointStore implements EndpointStore {
     return (this.stmts.expired.all(pendingBefore, limit) as { id: number | string }[]).map((r) => String(r.id));
   }
 
-  async eventsSince(id: string, afterVersion: number, limit: number): Promise<EndpointEvent[]> {
-    const rows = this.stmts.eventsSince.all(id, afterVersion, this.clock() - this.window.maxAgeMs, limit) as unknown as {
-      version: number;
-      record: string;
-    }[];
-    return rows.map((r) => ({ version: r.version, record: JSON.parse(r.record) as EndpointRecord }));
+  async eventsSince(id: string, afterVersion: number, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Promise<EndpointEvent[]> {
+    const since = this.clock() - this.window.maxAgeMs;
+    const rows = this.stmts.eventsSince.all(id, afterVersion, since, limit, maxBytes) as unknown as EventRow[];
+    return rows.map((row) => new LoggedEvent(row));
   }
 
   /** In batches, yielding between them: node:sqlite blocks the event loop while a statement runs. */
