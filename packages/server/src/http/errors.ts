@@ -3,6 +3,7 @@
 // internal detail.
 import type { ErrorRequestHandler, Request } from 'express';
 import type { Issue } from '../domain/issues.ts';
+import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS_PATTERN } from '../domain/text.ts';
 import type { Logger } from '../logger.ts';
 import { StoreUnavailableError } from '../store/unavailable.ts';
 import { decodeQueryComponent, rawQueryPairs } from './queryText.ts';
@@ -22,6 +23,9 @@ interface ValidatorErrorItem {
   path?: string;
   message?: string;
 }
+
+/** The validator's message for a text parameter holding a control character (see domain/text.ts). */
+const CONTROL_CHARACTERS_MESSAGE = `must match pattern "${NO_CONTROL_CHARACTERS_PATTERN}"`;
 
 const LOCATIONS: Record<string, Issue['in']> = { query: 'query', params: 'path', path: 'path', body: 'body', headers: 'header' };
 
@@ -58,6 +62,8 @@ function issueFromValidator(item: ValidatorErrorItem, req: Request): Issue {
     if (character) return { parameter: reserved[1]!, in: 'query', message: `must not contain '${character}'` };
   }
   const path = item.path ?? '';
+  // The text parameters' pattern is a character class no reader should have to decode.
+  const message = item.message === CONTROL_CHARACTERS_MESSAGE ? CONTROL_CHARACTERS_PROBLEM : item.message;
   const m = /^[./]?(query|params|path|body|headers)(?:[./](.*))?$/s.exec(path);
   const place = LOCATIONS[m?.[1] ?? ''] ?? 'query';
   const rest = m?.[2]; // undefined: the location itself ("/body"); "": a member named ""
@@ -71,7 +77,7 @@ function issueFromValidator(item: ValidatorErrorItem, req: Request): Issue {
           : rest
       : (pointer && rest ? unescapeSegment(rest) : rest) || (place === 'path' ? 'endpoint' : 'request');
   const repeated = place === 'query' && Array.isArray((req.query as Record<string, unknown>)[parameter]);
-  return { parameter, in: place, message: repeated ? 'was given more than once' : (item.message ?? 'is invalid') };
+  return { parameter, in: place, message: repeated ? 'was given more than once' : (message ?? 'is invalid') };
 }
 
 /** The validator reports every failed rule (allErrors); a parameter is named once, with its first. */
