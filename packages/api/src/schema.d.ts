@@ -174,9 +174,16 @@ export interface paths {
          *     - **Heartbeat**: a comment line every 15 seconds keeps proxies and load balancers from closing an
          *       idle stream.
          *     - **Slow clients**: events are written only as fast as the client reads them (a replay waits in
-         *       the store, not in the server's memory). A stream whose client has not taken the event being
-         *       written within 60 seconds is ended; reconnect with `Last-Event-ID` to go on. So a client must
-         *       read at least one event a minute: about 5 KB/s for the largest records (1000 blacklist words).
+         *       the store, not in the server's memory). A replay reads the log at most 100 events and 256 KiB
+         *       of records at a time (a larger record alone), and reads on only once the client has taken
+         *       what was written. A stream whose client has not taken the event being written within 60
+         *       seconds is ended; reconnect with `Last-Event-ID` to go on. So a client must read at least one
+         *       event a minute: about 25 KB/s for the largest records (the 1,500,000-byte budget, see
+         *       `updateEndpoint`).
+         *     - **Slow streams share a budget**: the streams of one server instance waiting for their clients
+         *       hold at most 64 MiB together (events written and not yet taken, and events read and not yet
+         *       written). Past it, the streams holding the most are ended at once, until the rest fit; their
+         *       clients reconnect with `Last-Event-ID` and go on where they stopped.
          *     - **Every instance** serves every change: a change made through one server instance reaches
          *       streams open on any other instance of the same database.
          *     - **Authentication** is checked when the stream opens (with the same `401` as `getEndpoint`) and
