@@ -13,12 +13,18 @@ import type { EventStreams } from './streams.ts';
 export type EventType = 'record' | 'reset';
 
 /**
- * One event: `id`, `event` and `data` lines, then the empty line that ends it. `recordJson` is the
- * record as JSON.stringify wrote it, which escapes line breaks inside strings: it always fits one data
- * line. As bytes, so that what a stream has queued is counted in bytes (see slowStreams.ts).
+ * One event: `id`, `event` and `data` lines, then the empty line that ends it. The record is its JSON
+ * text as JSON.stringify wrote it (as a string or as UTF-8 bytes), which escapes line breaks inside
+ * strings: it always fits one data line. As bytes, so that what a stream has queued is counted in bytes
+ * (see slowStreams.ts).
  */
-export const formatEvent = (version: number, type: EventType, recordJson: string): Buffer =>
-  Buffer.from(`id: ${version}\nevent: ${type}\ndata: ${recordJson}\n\n`);
+export function formatEvent(version: number, type: EventType, recordJson: string | Uint8Array): Buffer {
+  const head = `id: ${version}\nevent: ${type}\ndata: `;
+  if (typeof recordJson === 'string') return Buffer.from(`${head}${recordJson}\n\n`);
+  return Buffer.concat([Buffer.from(head), recordJson, EVENT_END]);
+}
+
+const EVENT_END = Buffer.from('\n\n');
 
 export const HEARTBEAT = ': heartbeat\n\n';
 
@@ -56,9 +62,6 @@ export interface EventStreamOptions {
   /** For failures; the request's own logger (`req.log`) is preferred when there is one. */
   logger: Logger;
 }
-
-/** Lets the event loop serve other work between two reads of the log (SQLite's reads are synchronous). */
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Starts the stream (the caller has authenticated the request) and returns at once. */
 export function openEventStream(o: EventStreamOptions): void {
@@ -111,7 +114,7 @@ export function openEventStream(o: EventStreamOptions): void {
     if (!res.writableEnded) res.end();
   };
 
-  const send = (version: number, type: EventType, recordJson: string) => {
+  const send = (version: number, type: EventType, recordJson: string | Uint8Array) => {
     res.write(formatEvent(version, type, recordJson));
     last = version;
   };
@@ -154,7 +157,7 @@ export function openEventStream(o: EventStreamOptions): void {
     try {
       for (let event = events.shift(); event !== undefined; event = events.shift()) {
         unsent -= event.recordJsonBytes;
-        send(event.version, 'record', event.recordJson);
+        send(event.version, 'record', event.recordJsonUtf8);
         if (!res.writableNeedDrain) continue;
         const before = dirty;
         dirty = false;
@@ -203,11 +206,12 @@ export function openEventStream(o: EventStreamOptions): void {
     pumping = true;
     try {
       while (dirty && !ended) {
+        // Each look reads the store once, in its turn: other requests are served between two reads.
+        await streams.turns.wait();
+        if (ended) break;
         dirty = false;
         if (await look()) dirty = true;
         await drained();
-        // Each look reads the log once: other requests are served between two reads.
-        if (dirty && !ended) await yieldToLoop();
       }
     } catch (err) {
       // The store failed: end the stream; the client reconnects and resumes from its last event.

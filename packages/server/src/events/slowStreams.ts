@@ -2,8 +2,9 @@
 // what was written (its socket's write() returned false); what it holds then (bytes queued in the
 // process and not yet taken, plus events read and not yet written) stays in memory until the client
 // reads. Each stream holds little (one read of the event log at most, see session.ts), but many slow
-// streams together could still hold a lot: past the budget, the streams holding the most are ended,
-// which drops what they hold, and their clients resume with Last-Event-ID.
+// streams together could still hold a lot: past the budget, the streams holding the most are ended
+// (those waiting for a second or more first), which drops what they hold, and their clients resume
+// with Last-Event-ID.
 
 /** A stream as the budget sees it. */
 export interface SlowStream {
@@ -13,6 +14,19 @@ export interface SlowStream {
   evict(): void;
 }
 
+/**
+ * A stream that has waited less than this is ended for the budget only when ending every stream that
+ * has waited longer is not enough: a client that reads has just been handed an event (a large record
+ * is queued whole for a moment), one that has taken nothing for a second is the slower.
+ */
+export const SLOW_GRACE_MS = 1000;
+
+interface Charge {
+  bytes: number;
+  /** When the stream began to wait (performance.now()). */
+  since: number;
+}
+
 export class SlowStreamBudget {
   readonly maxBytes: number;
   /**
@@ -20,7 +34,7 @@ export class SlowStreamBudget {
    * nothing more until its client reads, so what it holds only shrinks: the sum is an upper bound,
    * kept without measuring every stream each time one becomes slow.
    */
-  private readonly charged = new Map<SlowStream, number>();
+  private readonly charged = new Map<SlowStream, Charge>();
   private total = 0;
   /** Streams ended for the budget since start (for metrics and tests). */
   evicted = 0;
@@ -43,9 +57,10 @@ export class SlowStreamBudget {
   waiting(stream: SlowStream): void {
     this.forget(stream);
     const bytes = stream.held();
-    this.charged.set(stream, bytes);
+    const now = performance.now();
+    this.charged.set(stream, { bytes, since: now });
     this.total += bytes;
-    if (this.total > this.maxBytes) this.enforce();
+    if (this.total > this.maxBytes) this.enforce(now);
   }
 
   /** `stream` has nothing queued any more, or has ended. */
@@ -54,26 +69,29 @@ export class SlowStreamBudget {
   }
 
   private forget(stream: SlowStream): void {
-    const bytes = this.charged.get(stream);
-    if (bytes === undefined) return;
+    const charge = this.charged.get(stream);
+    if (charge === undefined) return;
     this.charged.delete(stream);
-    this.total -= bytes;
+    this.total -= charge.bytes;
   }
 
-  /** Measures every slow stream again; while they hold more than the budget, ends the one holding the most. */
-  private enforce(): void {
+  /**
+   * Measures every slow stream again; while they hold more than the budget, ends the one holding the
+   * most, among those that have waited SLOW_GRACE_MS first.
+   */
+  private enforce(now: number): void {
     this.total = 0;
-    for (const stream of this.charged.keys()) {
-      const bytes = stream.held();
-      this.charged.set(stream, bytes);
-      this.total += bytes;
+    for (const [stream, charge] of this.charged) {
+      charge.bytes = stream.held();
+      this.total += charge.bytes;
     }
     if (this.total <= this.maxBytes) return;
-    const largestFirst = [...this.charged].sort((a, b) => b[1] - a[1]);
-    for (const [stream, bytes] of largestFirst) {
+    const waitedLong = (c: Charge) => (now - c.since >= SLOW_GRACE_MS ? 0 : 1);
+    const order = [...this.charged].sort(([, a], [, b]) => waitedLong(a) - waitedLong(b) || b.bytes - a.bytes);
+    for (const [stream, charge] of order) {
       if (this.total <= this.maxBytes) break;
       this.charged.delete(stream);
-      this.total -= bytes;
+      this.total -= charge.bytes;
       this.evicted++;
       stream.evict();
     }

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { EndpointStore } from '../store/port.ts';
 import type { ChangeFeed } from './hub.ts';
 import { SlowStreamBudget } from './slowStreams.ts';
+import { TurnQueue } from './turns.ts';
 
 export interface EventStreamSettings {
   /** A comment line this often keeps proxies from closing idle streams (default 15 s). */
@@ -54,6 +55,8 @@ export class EventStreams {
   readonly settings: EventStreamSettings;
   /** What the slow streams of this process hold together, and the budget that bounds it. */
   readonly slow: SlowStreamBudget;
+  /** The streams' reads of the log, one per turn of the event loop. */
+  readonly turns = new TurnQueue();
   private readonly open = new Set<() => void>();
   /** Open streams per endpoint: each holds a socket, so one tenant must not take them all. */
   private readonly perEndpoint = new Map<string, number>();

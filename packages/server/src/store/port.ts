@@ -28,10 +28,15 @@ export interface StoredEndpoint {
 /** One committed change of an endpoint: its record as of `version`. */
 export interface EndpointEvent {
   version: number;
-  /** The record's JSON text exactly as committed; a stream sends it as it is. */
-  recordJson: string;
-  /** recordJson's length in UTF-8 bytes. */
-  recordJsonBytes: number;
+  /**
+   * The record's JSON text exactly as committed, in UTF-8: what a stream sends. An adapter that reads
+   * it as bytes (SQLite) never makes a string of it, which keeps large records out of the JS heap.
+   */
+  readonly recordJsonUtf8: Uint8Array;
+  /** recordJsonUtf8's length. */
+  readonly recordJsonBytes: number;
+  /** The same text as a string, decoded on first use. */
+  readonly recordJson: string;
   /** Parsed on first use (a replay never parses). */
   readonly record: EndpointRecord;
 }

@@ -54,24 +54,35 @@ export class StoredRow implements StoredEndpoint {
   }
 }
 
-/** An event as both SQL adapters read it: its version, the record's JSON text and its UTF-8 length. */
+/** An event as the SQL adapters read it: its version, and the record's JSON as text or as UTF-8 bytes. */
 export interface EventRow {
   version: number;
+  /** The record's length in UTF-8 bytes. */
   bytes: number;
-  record: string;
+  record: string | Uint8Array;
 }
 
-/** An event of the log, its record parsed on first use only (a replay sends the JSON text as it is). */
+/** An event of the log; the record's other forms are made on first use only. */
 export class LoggedEvent implements EndpointEvent {
   readonly version: number;
-  readonly recordJson: string;
   readonly recordJsonBytes: number;
+  private text: string | undefined;
+  private utf8: Uint8Array | undefined;
   private parsed: EndpointRecord | undefined = undefined;
 
   constructor(row: EventRow) {
     this.version = row.version;
-    this.recordJson = row.record;
     this.recordJsonBytes = row.bytes;
+    if (typeof row.record === 'string') this.text = row.record;
+    else this.utf8 = row.record;
+  }
+
+  get recordJsonUtf8(): Uint8Array {
+    return (this.utf8 ??= Buffer.from(this.text!));
+  }
+
+  get recordJson(): string {
+    return (this.text ??= Buffer.from(this.utf8!.buffer, this.utf8!.byteOffset, this.utf8!.byteLength).toString('utf8'));
   }
 
   get record(): EndpointRecord {
