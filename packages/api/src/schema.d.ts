@@ -182,8 +182,9 @@ export interface paths {
          *       `updateEndpoint`).
          *     - **Slow streams share a budget**: the streams of one server instance waiting for their clients
          *       hold at most 64 MiB together (events written and not yet taken, and events read and not yet
-         *       written). Past it, the streams holding the most are ended at once, until the rest fit; their
-         *       clients reconnect with `Last-Event-ID` and go on where they stopped.
+         *       written). Past it, the streams holding the most are ended at once (those that have waited a
+         *       second or more first), until the rest fit; their clients reconnect with `Last-Event-ID` and go
+         *       on where they stopped.
          *     - **Every instance** serves every change: a change made through one server instance reaches
          *       streams open on any other instance of the same database.
          *     - **Authentication** is checked when the stream opens (with the same `401` as `getEndpoint`) and
