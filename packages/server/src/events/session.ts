@@ -190,7 +190,8 @@ export function openEventStream(o: EventStreamOptions): void {
     // A bounded read: at most `batchSize` events and `replayBatchBytes` of records (one larger
     // record alone), each read once and sent as read, so a replay costs work in proportion to what
     // it sends and holds one read's records at most.
-    const events = await store.eventsSince(endpointId, last, batchSize, replayBatchBytes);
+    const after = last;
+    const events = await streams.turns.run(() => store.eventsSince(endpointId, after, batchSize, replayBatchBytes));
     if (ended) return false;
     if (events[0]?.version !== last + 1) {
       // What comes next is no longer kept: the client missed changes.

@@ -55,7 +55,7 @@ export class EventStreams {
   readonly settings: EventStreamSettings;
   /** What the slow streams of this process hold together, and the budget that bounds it. */
   readonly slow: SlowStreamBudget;
-  /** The streams' reads of the log, one per turn of the event loop. */
+  /** The streams' reads of the log: one at a time, one starting per turn of the event loop. */
   readonly turns = new TurnQueue();
   private readonly open = new Set<() => void>();
   /** Open streams per endpoint: each holds a socket, so one tenant must not take them all. */
