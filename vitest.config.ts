@@ -18,6 +18,7 @@ const SPAWNING = [
   'packages/server/test/portability/importFromOriginal.test.ts',
   'packages/server/test/processLifecycle.test.ts',
   'packages/server/test/startup.test.ts',
+  'packages/server/test/http/streamIsolation.test.ts',
   'packages/server/test/store/postgres.test.ts',
   'packages/client/test/pack.test.ts',
 ];

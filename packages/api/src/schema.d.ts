@@ -106,6 +106,17 @@ export interface paths {
          *     channels, and `false` for the others. The parameters of a request are applied in this order:
          *     config, then message fields, then `sender`, then `trigger`.
          *
+         *     **Text.** Every text parameter refuses the control characters U+0000 to U+001F other than tab,
+         *     line feed and carriage return (`%00` to `%1F` once percent-decoded): `400` naming the parameter,
+         *     with nothing applied. So do the members of `message_embed`, where JSON escapes could spell them.
+         *
+         *     **Size budget.** The record's JSON, as stored and returned, holds at most **1,500,000 bytes**
+         *     (UTF-8). Every list at its maximum, with every element and every other member at its parameter's
+         *     longest, stays below it in any text (about 1.23 MB at most). An update that would make the record
+         *     larger than the budget is answered `400`, with nothing applied; its `errors` entry names the budget
+         *     and the request's longest text parameter. A record already larger than the budget (stored before
+         *     the budget existed) can still be updated by changes that do not make it larger.
+         *
          *     **Checking only.** With `only_check=true` nothing is changed: every other parameter is still
          *     validated (an invalid one is still `400`) but ignored, and the record is returned. A request with
          *     only `token` also changes nothing and returns the record.
@@ -185,9 +196,17 @@ export interface paths {
          *     - **Heartbeat**: a comment line every 15 seconds keeps proxies and load balancers from closing an
          *       idle stream.
          *     - **Slow clients**: events are written only as fast as the client reads them (a replay waits in
-         *       the store, not in the server's memory). A stream whose client has not taken the event being
-         *       written within 60 seconds is ended; reconnect with `Last-Event-ID` to go on. So a client must
-         *       read at least one event a minute: about 5 KB/s for the largest records (1000 blacklist words).
+         *       the store, not in the server's memory). A replay reads the log at most 100 events and 256 KiB
+         *       of records at a time (a larger record alone), and reads on only once the client has taken
+         *       what was written. A stream whose client has not taken the event being written within 60
+         *       seconds is ended; reconnect with `Last-Event-ID` to go on. So a client must read at least one
+         *       event a minute: about 25 KB/s for the largest records (the 1,500,000-byte budget, see
+         *       `updateEndpoint`).
+         *     - **Slow streams share a budget**: the streams of one server instance waiting for their clients
+         *       hold at most 64 MiB together (events written and not yet taken, and events read and not yet
+         *       written). Past it, the streams holding the most are ended at once (those that have waited a
+         *       second or more first), until the rest fit; their clients reconnect with `Last-Event-ID` and go
+         *       on where they stopped.
          *     - **Every instance** serves every change: a change made through one server instance reaches
          *       streams open on any other instance of the same database.
          *     - **Authentication** is checked when the stream opens (with the same `401` as `getEndpoint`) and
@@ -538,7 +557,8 @@ export interface components {
         /**
          * @description One endpoint's record: its configuration and the message currently being bridged. Every member is
          *     always present; the keys keep the spellings existing bots read (`allowed-ids`, `self-user`,
-         *     `sender-channel`, `isReply`, `isbeta`).
+         *     `sender-channel`, `isReply`, `isbeta`). Its JSON text holds at most 1,500,000 bytes (UTF-8), the
+         *     record's size budget (see `updateEndpoint`).
          */
         EndpointRecord: {
             config: components["schemas"]["Config"];
@@ -796,6 +816,8 @@ export interface components {
          *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
          *     them. `webhooks.chat_a[i]` belongs to
          *     `channels.chat_a[i]`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example https://chat-a.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz
          */
         webhook_chat_a: string;
@@ -808,6 +830,8 @@ export interface components {
          *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
          *     them. `webhooks.chat_b[i]` belongs to
          *     `channels.chat_b[i]`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example https://chat-b.example.com/hooks/channel-b-1/0123456789abcdef0123456789abcdef
          */
         webhook_chat_b: string;
@@ -815,59 +839,81 @@ export interface components {
          * @description Accepted for compatibility with existing bots that send every platform's webhook, and ignored:
          *     `chat_c` has no webhooks, so `config.webhooks.chat_c` stays empty. The rest of the request is applied
          *     as usual; a value outside the length bounds is still answered `400`, like any parameter's.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          */
         webhook_chat_c: string;
         /**
          * @description Accepted for compatibility with existing bots that send every platform's webhook, and ignored:
          *     `chat_d` has no webhooks, so `config.webhooks.chat_d` stays empty. The rest of the request is applied
          *     as usual; a value outside the length bounds is still answered `400`, like any parameter's.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          */
         webhook_chat_d: string;
         /**
          * @description Log channel ID for `chat_a`; overwrites `config.logs.chat_a`. The seed set no bound; this service
          *     accepts 1 to 100 characters.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example 912345678901234599
          */
         log_chat_a: string;
         /**
          * @description Log channel ID for `chat_b`; overwrites `config.logs.chat_b`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example log-channel-b
          */
         log_chat_b: string;
         /**
          * @description Log channel ID for `chat_c`; overwrites `config.logs.chat_c`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example log-channel-c
          */
         log_chat_c: string;
         /**
          * @description Log channel ID for `chat_d`; overwrites `config.logs.chat_d`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example log-channel-d
          */
         log_chat_d: string;
         /**
          * @description Channel ID for `chat_a`, appended to `config.channels.chat_a` (or written at `index`). The seed set no
          *     bound; this service accepts 1 to 100 characters.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example 912345678901234500
          */
         channel_chat_a: string;
         /**
          * @description Channel ID for `chat_b`, appended to `config.channels.chat_b` (or written at `index`).
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example channel-b-1
          */
         channel_chat_b: string;
         /**
          * @description Channel ID for `chat_c`, appended to `config.channels.chat_c` (or written at `index`).
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example channel-c-1234
          */
         channel_chat_c: string;
         /**
          * @description Channel ID for `chat_d`, appended to `config.channels.chat_d` (or written at `index`).
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example channel-d-1
          */
         channel_chat_d: string;
         /**
          * @description Word(s) appended to `config.blacklist`. Several words may be sent separated by commas; each non-empty
          *     trimmed word becomes its own element. A word already present (compared case-insensitively) is skipped.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example spam,scam
          */
         blacklist: string;
@@ -875,6 +921,8 @@ export interface components {
          * @description ID(s) appended to `config.allowed-ids`. Several IDs may be sent separated by commas; each non-empty
          *     trimmed ID becomes its own element and must itself be 5 to 50 characters (`400` otherwise; the
          *     schema's bounds are those of the whole value). An ID already present is skipped.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example 912345678901234567
          */
         allowed_ids: string;
@@ -903,6 +951,8 @@ export interface components {
          *     and the message expires at its TTL. The seed bounds this parameter to 10-80 characters, narrower
          *     than some `channel_*` parameters: a channel ID outside that range can be bridged but cannot be
          *     named as the sender channel.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example channel-c-1234
          */
         sender_channel: string;
@@ -923,16 +973,22 @@ export interface components {
         trigger: boolean;
         /**
          * @description Sets `meta.message.author.name`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example Ada
          */
         message_author_name: string;
         /**
          * @description Sets `meta.message.author.avatar`, the author's avatar URL.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example https://cdn.chat-c.example.com/avatars/123456789/abcdef0123456789.png
          */
         message_author_avatar: string;
         /**
          * @description Sets `meta.message.author.id`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example user-123456
          */
         message_author_id: string;
@@ -940,6 +996,8 @@ export interface components {
          * @description Sets `meta.message.content`, the message text, exactly as sent (any Unicode; `&`, `?`, `#`, `%` and
          *     quotes round-trip when percent-encoded). An empty value sets the
          *     content to the empty string, for messages that carry only attachments or an embed.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example Hello from chat_c & friends?
          */
         message_content: string;
@@ -949,10 +1007,12 @@ export interface components {
          *     comma inside a URL (`https://cdn.example.com/resize,w_100/photo.png`) is kept. Each item is trimmed
          *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
          *     20 characters (`400` otherwise; the
-         *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (controls, space,
+         *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (tab, line breaks, DEL, space,
          *     `"`, `<`, `>`, `` ` ``, `{`, `}`, `|`, `^`; a value percent-encoded only once arrives with them) are
          *     stored percent-encoded (`%20`, ...), so other platforms' bots read a working link; everything else is
          *     stored as sent.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example https://cdn.chat-c.example.com/files/photo.png
          */
         message_attachments: string;
@@ -964,6 +1024,8 @@ export interface components {
          *     an `inline` not given or `null` as `false`); other members are ignored. An empty value is a
          *     message without an embed: every member `None`. Text that is not a JSON object, or a member of
          *     the wrong type, is answered `400` naming `message_embed`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example {"title":"Release","fields":[{"name":"Version","value":"1.0"}]}
          */
         message_embed: string;
@@ -976,12 +1038,16 @@ export interface components {
         message_reply: boolean;
         /**
          * @description Sets `meta.message.reply.message`, the content of the message replied to. May be empty.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example The original message
          */
         message_reply_message: string;
         /**
          * @description Sets `meta.message.reply.author`, the author of the message replied to (the original service
          *     described it as an avatar URL; any text of 5 to 50 characters is accepted).
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example Grace Hopper
          */
         message_reply_author: string;
@@ -1115,6 +1181,8 @@ export interface operations {
                  *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
                  *     them. `webhooks.chat_a[i]` belongs to
                  *     `channels.chat_a[i]`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example https://chat-a.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz
                  */
                 webhook_chat_a?: components["parameters"]["webhook_chat_a"];
@@ -1127,6 +1195,8 @@ export interface operations {
                  *     answered `400`, unless that same setting is on; host names are checked when a delivery resolves
                  *     them. `webhooks.chat_b[i]` belongs to
                  *     `channels.chat_b[i]`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example https://chat-b.example.com/hooks/channel-b-1/0123456789abcdef0123456789abcdef
                  */
                 webhook_chat_b?: components["parameters"]["webhook_chat_b"];
@@ -1134,59 +1204,81 @@ export interface operations {
                  * @description Accepted for compatibility with existing bots that send every platform's webhook, and ignored:
                  *     `chat_c` has no webhooks, so `config.webhooks.chat_c` stays empty. The rest of the request is applied
                  *     as usual; a value outside the length bounds is still answered `400`, like any parameter's.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  */
                 webhook_chat_c?: components["parameters"]["webhook_chat_c"];
                 /**
                  * @description Accepted for compatibility with existing bots that send every platform's webhook, and ignored:
                  *     `chat_d` has no webhooks, so `config.webhooks.chat_d` stays empty. The rest of the request is applied
                  *     as usual; a value outside the length bounds is still answered `400`, like any parameter's.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  */
                 webhook_chat_d?: components["parameters"]["webhook_chat_d"];
                 /**
                  * @description Log channel ID for `chat_a`; overwrites `config.logs.chat_a`. The seed set no bound; this service
                  *     accepts 1 to 100 characters.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example 912345678901234599
                  */
                 log_chat_a?: components["parameters"]["log_chat_a"];
                 /**
                  * @description Log channel ID for `chat_b`; overwrites `config.logs.chat_b`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example log-channel-b
                  */
                 log_chat_b?: components["parameters"]["log_chat_b"];
                 /**
                  * @description Log channel ID for `chat_c`; overwrites `config.logs.chat_c`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example log-channel-c
                  */
                 log_chat_c?: components["parameters"]["log_chat_c"];
                 /**
                  * @description Log channel ID for `chat_d`; overwrites `config.logs.chat_d`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example log-channel-d
                  */
                 log_chat_d?: components["parameters"]["log_chat_d"];
                 /**
                  * @description Channel ID for `chat_a`, appended to `config.channels.chat_a` (or written at `index`). The seed set no
                  *     bound; this service accepts 1 to 100 characters.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example 912345678901234500
                  */
                 channel_chat_a?: components["parameters"]["channel_chat_a"];
                 /**
                  * @description Channel ID for `chat_b`, appended to `config.channels.chat_b` (or written at `index`).
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example channel-b-1
                  */
                 channel_chat_b?: components["parameters"]["channel_chat_b"];
                 /**
                  * @description Channel ID for `chat_c`, appended to `config.channels.chat_c` (or written at `index`).
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example channel-c-1234
                  */
                 channel_chat_c?: components["parameters"]["channel_chat_c"];
                 /**
                  * @description Channel ID for `chat_d`, appended to `config.channels.chat_d` (or written at `index`).
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example channel-d-1
                  */
                 channel_chat_d?: components["parameters"]["channel_chat_d"];
                 /**
                  * @description Word(s) appended to `config.blacklist`. Several words may be sent separated by commas; each non-empty
                  *     trimmed word becomes its own element. A word already present (compared case-insensitively) is skipped.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example spam,scam
                  */
                 blacklist?: components["parameters"]["blacklist"];
@@ -1194,6 +1286,8 @@ export interface operations {
                  * @description ID(s) appended to `config.allowed-ids`. Several IDs may be sent separated by commas; each non-empty
                  *     trimmed ID becomes its own element and must itself be 5 to 50 characters (`400` otherwise; the
                  *     schema's bounds are those of the whole value). An ID already present is skipped.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example 912345678901234567
                  */
                 allowed_ids?: components["parameters"]["allowed_ids"];
@@ -1222,6 +1316,8 @@ export interface operations {
                  *     and the message expires at its TTL. The seed bounds this parameter to 10-80 characters, narrower
                  *     than some `channel_*` parameters: a channel ID outside that range can be bridged but cannot be
                  *     named as the sender channel.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example channel-c-1234
                  */
                 sender_channel?: components["parameters"]["sender_channel"];
@@ -1242,16 +1338,22 @@ export interface operations {
                 trigger?: components["parameters"]["trigger"];
                 /**
                  * @description Sets `meta.message.author.name`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example Ada
                  */
                 message_author_name?: components["parameters"]["message_author_name"];
                 /**
                  * @description Sets `meta.message.author.avatar`, the author's avatar URL.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example https://cdn.chat-c.example.com/avatars/123456789/abcdef0123456789.png
                  */
                 message_author_avatar?: components["parameters"]["message_author_avatar"];
                 /**
                  * @description Sets `meta.message.author.id`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example user-123456
                  */
                 message_author_id?: components["parameters"]["message_author_id"];
@@ -1259,6 +1361,8 @@ export interface operations {
                  * @description Sets `meta.message.content`, the message text, exactly as sent (any Unicode; `&`, `?`, `#`, `%` and
                  *     quotes round-trip when percent-encoded). An empty value sets the
                  *     content to the empty string, for messages that carry only attachments or an embed.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example Hello from chat_c & friends?
                  */
                 message_content?: components["parameters"]["message_content"];
@@ -1268,10 +1372,12 @@ export interface operations {
                  *     comma inside a URL (`https://cdn.example.com/resize,w_100/photo.png`) is kept. Each item is trimmed
                  *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
                  *     20 characters (`400` otherwise; the
-                 *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (controls, space,
+                 *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (tab, line breaks, DEL, space,
                  *     `"`, `<`, `>`, `` ` ``, `{`, `}`, `|`, `^`; a value percent-encoded only once arrives with them) are
                  *     stored percent-encoded (`%20`, ...), so other platforms' bots read a working link; everything else is
                  *     stored as sent.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example https://cdn.chat-c.example.com/files/photo.png
                  */
                 message_attachments?: components["parameters"]["message_attachments"];
@@ -1283,6 +1389,8 @@ export interface operations {
                  *     an `inline` not given or `null` as `false`); other members are ignored. An empty value is a
                  *     message without an embed: every member `None`. Text that is not a JSON object, or a member of
                  *     the wrong type, is answered `400` naming `message_embed`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example {"title":"Release","fields":[{"name":"Version","value":"1.0"}]}
                  */
                 message_embed?: components["parameters"]["message_embed"];
@@ -1295,12 +1403,16 @@ export interface operations {
                 message_reply?: components["parameters"]["message_reply"];
                 /**
                  * @description Sets `meta.message.reply.message`, the content of the message replied to. May be empty.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example The original message
                  */
                 message_reply_message?: components["parameters"]["message_reply_message"];
                 /**
                  * @description Sets `meta.message.reply.author`, the author of the message replied to (the original service
                  *     described it as an avatar URL; any text of 5 to 50 characters is accepted).
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example Grace Hopper
                  */
                 message_reply_author?: components["parameters"]["message_reply_author"];

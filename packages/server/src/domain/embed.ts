@@ -1,5 +1,6 @@
 // Parsing of the `message_embed` parameter: JSON text -> a complete, well-typed embed.
 import { type Embed, type EmbedField, emptyEmbed } from './record.ts';
+import { CONTROL_CHARACTERS_PROBLEM, hasControlCharacter } from './text.ts';
 
 const TEXT_MEMBERS = ['title', 'description', 'footer', 'image', 'thumbnail'] as const;
 
@@ -26,6 +27,7 @@ export function parseEmbed(text: string): EmbedParse {
     const v = value[member];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string') return { ok: false, problem: `member "${member}" must be a string` };
+    if (hasControlCharacter(v)) return { ok: false, problem: `member "${member}" ${CONTROL_CHARACTERS_PROBLEM}` };
     if (v === '') continue; // empty is "None" in the seed's records, as a missing member is
     embed[member] = v;
   }
@@ -37,6 +39,7 @@ export function parseEmbed(text: string): EmbedParse {
       if (!isObject(f) || typeof f.name !== 'string' || typeof f.value !== 'string') {
         return { ok: false, problem: `fields[${i}] must be an object with string "name" and "value"` };
       }
+      if (hasControlCharacter(f.name) || hasControlCharacter(f.value)) return { ok: false, problem: `fields[${i}] ${CONTROL_CHARACTERS_PROBLEM}` };
       if (f.inline !== undefined && f.inline !== null && typeof f.inline !== 'boolean') {
         return { ok: false, problem: `fields[${i}].inline must be a boolean` };
       }

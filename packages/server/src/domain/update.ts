@@ -4,6 +4,7 @@ import type { operations } from '@chatbridge/api';
 import { type Issue, queryIssue } from './issues.ts';
 import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS, emptyMessage, initialRecord } from './record.ts';
 import { parseEmbed } from './embed.ts';
+import { recordBudgetProblem } from './recordBudget.ts';
 import { encodeCharactersNotInUrls, isHttpUrl, parseHttpUrl } from './urls.ts';
 import { literalHostRange } from './addressRanges.ts';
 
@@ -131,7 +132,20 @@ export function applyUpdate(recordJson: string, params: UpdateParams, policy: Up
   if (issues.length > 0) return { ok: false, issues };
   if (params.only_check === true) return { ok: true, record: JSON.parse(recordJson) as EndpointRecord, json: recordJson, changed: false };
   const json = JSON.stringify(next);
+  const tooLarge = recordBudgetProblem(json, recordJson);
+  if (tooLarge !== undefined) return { ok: false, issues: [queryIssue(largestParameter(params), tooLarge)] };
   return { ok: true, record: next, json, changed: json !== recordJson };
+}
+
+/** The parameter with the longest text value: the one to shorten when the record would pass its budget. */
+function largestParameter(params: UpdateParams): string {
+  let name: string | undefined;
+  let length = -1;
+  for (const [key, value] of Object.entries(params)) {
+    if (typeof value === 'string' && value.length > length) [name, length] = [key, value.length];
+    else name ??= key;
+  }
+  return name ?? 'query';
 }
 
 function applyLists(next: EndpointRecord, params: UpdateParams, policy: UpdatePolicy, issues: Issue[]): void {

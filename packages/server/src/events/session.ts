@@ -4,18 +4,27 @@
 // late, twice or not at all, the stream sends each version once, in order, and a heartbeat also
 // looks, which bounds how long a lost notification can delay an event.
 import type { Request, Response } from 'express';
-import type { EndpointRecord } from '../domain/record.ts';
 import type { Logger } from '../logger.ts';
-import type { EndpointStore } from '../store/port.ts';
+import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
 import { tokenMatchesDigest } from '../tokens.ts';
+import type { SlowStream } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 
 export type EventType = 'record' | 'reset';
 
-/** One event: `id`, `event` and `data` lines, then the empty line that ends it. */
-export const formatEvent = (version: number, type: EventType, record: EndpointRecord): string =>
-  // JSON.stringify escapes line breaks inside strings, so the record always fits one data line.
-  `id: ${version}\nevent: ${type}\ndata: ${JSON.stringify(record)}\n\n`;
+/**
+ * One event: `id`, `event` and `data` lines, then the empty line that ends it. The record is its JSON
+ * text as JSON.stringify wrote it (as a string or as UTF-8 bytes), which escapes line breaks inside
+ * strings: it always fits one data line. As bytes, so that what a stream has queued is counted in bytes
+ * (see slowStreams.ts).
+ */
+export function formatEvent(version: number, type: EventType, recordJson: string | Uint8Array): Buffer {
+  const head = `id: ${version}\nevent: ${type}\ndata: `;
+  if (typeof recordJson === 'string') return Buffer.from(`${head}${recordJson}\n\n`);
+  return Buffer.concat([Buffer.from(head), recordJson, EVENT_END]);
+}
+
+const EVENT_END = Buffer.from('\n\n');
 
 export const HEARTBEAT = ': heartbeat\n\n';
 
@@ -57,7 +66,7 @@ export interface EventStreamOptions {
 /** Starts the stream (the caller has authenticated the request) and returns at once. */
 export function openEventStream(o: EventStreamOptions): void {
   const { store, streams, endpointId, token, res } = o;
-  const { heartbeatMs, retryMs, batchSize, stallMs } = streams.settings;
+  const { heartbeatMs, retryMs, batchSize, replayBatchBytes, stallMs } = streams.settings;
 
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream');
@@ -79,6 +88,21 @@ export function openEventStream(o: EventStreamOptions): void {
   let pumping = false;
   /** Since when the stream has waited for its client to take what was written (undefined: not waiting). */
   let stalledSince: number | undefined;
+  /** Bytes of the events read from the log and not yet written. */
+  let unsent = 0;
+
+  /** This stream as the process-wide budget of slow streams sees it. */
+  const slow: SlowStream = {
+    held: () => res.writableLength + unsent,
+    evict: () => {
+      (o.req.log ?? o.logger).warn(
+        { endpoint: endpointId, heldBytes: res.writableLength + unsent, budgetBytes: streams.slow.maxBytes },
+        'event stream ended: the slow streams held more than their budget; its client resumes with Last-Event-ID',
+      );
+      res.destroy(); // what it holds is dropped with the socket
+      end();
+    },
+  };
 
   const end = () => {
     if (ended) return;
@@ -86,15 +110,20 @@ export function openEventStream(o: EventStreamOptions): void {
     clearInterval(heartbeat);
     unsubscribe();
     untrack();
+    streams.slow.resumed(slow);
     if (!res.writableEnded) res.end();
   };
 
-  const send = (version: number, type: EventType, record: EndpointRecord) => {
-    res.write(formatEvent(version, type, record));
+  const send = (version: number, type: EventType, recordJson: string | Uint8Array) => {
+    res.write(formatEvent(version, type, recordJson));
     last = version;
   };
 
-  /** A slow client: wait until what was written has gone out before reading more. */
+  /**
+   * A slow client: wait until what was written has gone out before writing more. Nothing more is
+   * queued for a socket whose write() returned false; meanwhile the stream counts against the slow
+   * streams' budget.
+   */
   const drained = () =>
     !res.writableNeedDrain || ended
       ? Promise.resolve()
@@ -102,45 +131,75 @@ export function openEventStream(o: EventStreamOptions): void {
           stalledSince = Date.now();
           const done = () => {
             stalledSince = undefined;
+            streams.slow.resumed(slow);
             res.off('drain', done);
             res.off('close', done);
             resolve();
           };
           res.on('drain', done);
           res.on('close', done);
+          streams.slow.waiting(slow); // may end this stream (and others) at once
         });
+
+  /** Whether the stream may still send: its endpoint exists and its token is the endpoint's token. */
+  const authorized = (row: StoredEndpoint | undefined): row is StoredEndpoint => {
+    if (row && tokenMatchesDigest(row.tokenHash, token)) return true;
+    end(); // deleted, or the token was rotated
+    return false;
+  };
+
+  /**
+   * Writes one read of the log, an event at a time, each only once the client has taken the one
+   * before (beyond the socket's buffers). Returns false if the stream ended meanwhile.
+   */
+  const sendAll = async (events: EndpointEvent[]): Promise<boolean> => {
+    unsent = events.reduce((sum, e) => sum + e.recordJsonBytes, 0);
+    try {
+      for (let event = events.shift(); event !== undefined; event = events.shift()) {
+        unsent -= event.recordJsonBytes;
+        send(event.version, 'record', event.recordJsonUtf8);
+        if (!res.writableNeedDrain) continue;
+        const before = dirty;
+        dirty = false;
+        await drained();
+        if (ended) return false;
+        const noticed = dirty;
+        dirty ||= before;
+        // A notice arrived while the client read: the token may have been rotated, or the endpoint deleted.
+        if (noticed && !authorized(await store.get(endpointId))) return false;
+      }
+      return !ended;
+    } finally {
+      unsent = 0;
+    }
+  };
 
   /** One look at the store: sends what the client has not had yet. Returns true to look again. */
   const look = async (): Promise<boolean> => {
     const row = await store.get(endpointId);
-    if (ended) return false;
-    if (!row || !tokenMatchesDigest(row.tokenHash, token)) {
-      end(); // deleted, or the token was rotated
-      return false;
-    }
+    if (ended || !authorized(row)) return false;
     if (last === undefined) {
-      send(row.version, o.resume.kind === 'unknown' ? 'reset' : 'record', row.record);
+      send(row.version, o.resume.kind === 'unknown' ? 'reset' : 'record', row.recordJson);
       return false;
     }
     if (row.version === last) return false;
     if (row.version < last) {
-      send(row.version, 'reset', row.record); // an ID this endpoint never issued
+      send(row.version, 'reset', row.recordJson); // an ID this endpoint never issued
       return false;
     }
-    const events = await store.eventsSince(endpointId, last, batchSize);
+    // A bounded read: at most `batchSize` events and `replayBatchBytes` of records (one larger
+    // record alone), each read once and sent as read, so a replay costs work in proportion to what
+    // it sends and holds one read's records at most.
+    const after = last;
+    const events = await streams.turns.run(() => store.eventsSince(endpointId, after, batchSize, replayBatchBytes));
     if (ended) return false;
     if (events[0]?.version !== last + 1) {
       // What comes next is no longer kept: the client missed changes.
-      send(row.version, 'reset', row.record);
+      send(row.version, 'reset', row.recordJson);
       return true; // events may have committed since `row` was read
     }
-    for (const event of events) {
-      send(event.version, 'record', event.record);
-      // Only as much as the socket takes: a client that does not read holds one event in this
-      // process, not a whole batch of them (records can be a few hundred KB each).
-      if (res.writableNeedDrain) return true;
-    }
-    return events.length === batchSize;
+    if (!(await sendAll(events))) return false;
+    return last < row.version;
   };
 
   const pump = async () => {
@@ -148,6 +207,9 @@ export function openEventStream(o: EventStreamOptions): void {
     pumping = true;
     try {
       while (dirty && !ended) {
+        // Each look reads the store once, in its turn: other requests are served between two reads.
+        await streams.turns.wait();
+        if (ended) break;
         dirty = false;
         if (await look()) dirty = true;
         await drained();
@@ -169,12 +231,17 @@ export function openEventStream(o: EventStreamOptions): void {
   const unsubscribe = streams.feed.subscribe(endpointId, wake);
   const untrack = streams.track(end, endpointId);
   const heartbeat = setInterval(() => {
-    if (stalledSince !== undefined && Date.now() - stalledSince >= stallMs) {
-      res.destroy(); // what it holds is dropped with the socket; a live client resumes from its last event
-      end();
-      return;
+    if (stalledSince !== undefined) {
+      if (Date.now() - stalledSince >= stallMs) {
+        res.destroy(); // what it holds is dropped with the socket; a live client resumes from its last event
+        end();
+        return;
+      }
+      // Not written while the client has not taken what was: the queued data keeps proxies from
+      // timing out as well, and nothing more is queued for a socket that takes nothing.
+    } else {
+      res.write(HEARTBEAT);
     }
-    res.write(HEARTBEAT);
     wake(); // also re-checks the token and catches anything a lost notification hid
   }, heartbeatMs);
   res.on('close', end);

@@ -4,6 +4,8 @@
 import type { Logger } from '../logger.ts';
 import type { EndpointStore } from '../store/port.ts';
 import type { ChangeFeed } from './hub.ts';
+import { SlowStreamBudget } from './slowStreams.ts';
+import { TurnQueue } from './turns.ts';
 
 export interface EventStreamSettings {
   /** A comment line this often keeps proxies from closing idle streams (default 15 s). */
@@ -12,6 +14,18 @@ export interface EventStreamSettings {
   retryMs: number;
   /** Events read from the log per query while replaying or catching up (default 100). */
   batchSize: number;
+  /**
+   * Bytes of record JSON one read of the log returns at most (default 256 KiB); a larger record is
+   * read alone. A stream holds at most one read's events, and reading them blocks the event loop
+   * (SQLite) for a millisecond or two; the stream yields to other work between reads.
+   */
+  replayBatchBytes: number;
+  /**
+   * Bytes all slow streams of this process may hold together (default 64 MiB): queued for a client
+   * that has not taken them yet, plus events read and not yet written. Past it, the streams holding
+   * the most are ended (see slowStreams.ts); their clients resume with Last-Event-ID.
+   */
+  slowStreamBudgetBytes: number;
   /** How often events past the age limit are deleted from every endpoint's log (default 60 s). */
   sweepMs: number;
   /** Streams one endpoint may have open on this instance at once (default 20); more get 429. */
@@ -29,6 +43,8 @@ export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
   heartbeatMs: 15_000,
   retryMs: 2000,
   batchSize: 100,
+  replayBatchBytes: 256 * 1024,
+  slowStreamBudgetBytes: 64 * 1024 * 1024,
   sweepMs: 60_000,
   maxPerEndpoint: 20,
   stallMs: 60_000,
@@ -37,6 +53,10 @@ export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
 export class EventStreams {
   readonly feed: ChangeFeed;
   readonly settings: EventStreamSettings;
+  /** What the slow streams of this process hold together, and the budget that bounds it. */
+  readonly slow: SlowStreamBudget;
+  /** The streams' reads of the log: one at a time, one starting per turn of the event loop. */
+  readonly turns = new TurnQueue();
   private readonly open = new Set<() => void>();
   /** Open streams per endpoint: each holds a socket, so one tenant must not take them all. */
   private readonly perEndpoint = new Map<string, number>();
@@ -45,6 +65,7 @@ export class EventStreams {
   constructor(feed: ChangeFeed, settings: Partial<EventStreamSettings> = {}) {
     this.feed = feed;
     this.settings = { ...DEFAULT_EVENT_STREAM_SETTINGS, ...settings };
+    this.slow = new SlowStreamBudget(this.settings.slowStreamBudgetBytes);
   }
 
   /** True once shutdown began: new streams end at once (their clients reconnect elsewhere). */

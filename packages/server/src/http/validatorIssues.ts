@@ -2,7 +2,11 @@
 // the way the request wrote it.
 import type { Request } from 'express';
 import type { Issue } from '../domain/issues.ts';
+import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS_PATTERN } from '../domain/text.ts';
 import { decodeQueryComponent, rawQueryPairs } from './queryText.ts';
+
+/** The validator's message for a text parameter holding a control character (see domain/text.ts). */
+const CONTROL_CHARACTERS_MESSAGE = `must match pattern "${NO_CONTROL_CHARACTERS_PATTERN}"`;
 
 export interface ValidatorErrorItem {
   path?: string;
@@ -69,7 +73,8 @@ export function issueFromValidator(item: ValidatorErrorItem, req: Request): Issu
     const character = typeof value === 'string' ? (RESERVED_CHARACTER.exec(value)?.[0] ?? (rawValueHasPlus(req, reserved[1]!) ? '+' : undefined)) : undefined;
     if (character) return { parameter: reserved[1]!, in: 'query', message: `must not contain '${character}'` };
   }
-  const message = item.message ?? 'is invalid';
+  // The text parameters' pattern is a character class no reader should have to decode.
+  const message = item.message === CONTROL_CHARACTERS_MESSAGE ? CONTROL_CHARACTERS_PROBLEM : (item.message ?? 'is invalid');
   const path = item.path ?? '';
   const namesMember = MEMBER_KEYWORDS.has(item.errorCode?.split('.')[0] ?? '');
   // The validator drops an empty member name together with the path to it; only the body has members.

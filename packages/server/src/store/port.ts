@@ -23,7 +23,17 @@ export interface StoredEndpoint {
 /** One committed change of an endpoint: its record as of `version`. */
 export interface EndpointEvent {
   version: number;
-  record: EndpointRecord;
+  /**
+   * The record's JSON text exactly as committed, in UTF-8: what a stream sends. An adapter that reads
+   * it as bytes (SQLite) never makes a string of it, which keeps large records out of the JS heap.
+   */
+  readonly recordJsonUtf8: Uint8Array;
+  /** recordJsonUtf8's length. */
+  readonly recordJsonBytes: number;
+  /** The same text as a string, decoded on first use. */
+  readonly recordJson: string;
+  /** Parsed on first use (a replay never parses). */
+  readonly record: EndpointRecord;
 }
 
 /**
@@ -126,8 +136,13 @@ export interface EndpointStore {
    * Up to `limit` events of the endpoint's log with a version above `afterVersion`, ascending. Only
    * the replay window is kept, so the first may come later than `afterVersion + 1`: the versions in
    * between are gone. Versions of one endpoint are consecutive, so the events returned are too.
+   *
+   * With `maxBytes`, the events returned hold at most that many bytes of record JSON together, but
+   * the first is returned whatever its size: a reader holds at most one read's worth of records
+   * (`max(maxBytes, one record)`), and a record larger than `maxBytes` still gets through. The
+   * adapters size the events before reading them, so a read never loads the records it leaves out.
    */
-  eventsSince(id: string, afterVersion: number, limit: number): Promise<EndpointEvent[]>;
+  eventsSince(id: string, afterVersion: number, limit: number, maxBytes?: number): Promise<EndpointEvent[]>;
   /** Deletes events older than the window's age from every endpoint's log; returns how many. */
   pruneEvents(): Promise<number>;
   /**

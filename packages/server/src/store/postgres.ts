@@ -27,7 +27,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { TurnBatches } from './postgresTurnBatches.ts';
-import { type EndpointRow, type OutboxRow, claimLanes, toDelivery, toStored } from './rows.ts';
+import { type EndpointRow, type EventRow, LoggedEvent, type OutboxRow, claimLanes, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
 import type { ChangeFeed } from '../events/hub.ts';
 import { CHANGES_CHANNEL, PostgresChangeFeed } from '../events/pgFeed.ts';
@@ -214,8 +214,16 @@ const SQL = {
   count: 'SELECT count(*) AS n FROM outbox',
   countPending: 'SELECT count(*)::int AS n FROM endpoints WHERE pending_since IS NOT NULL',
   expired: 'SELECT id FROM endpoints WHERE pending_since IS NOT NULL AND pending_since < $1 ORDER BY pending_since LIMIT $2',
-  eventsSince: `SELECT version, record FROM endpoint_events WHERE endpoint_id = $1 AND version > $2 AND created_at >= $3
-                ORDER BY version LIMIT $4`,
+  // The events are sized first (octet_length of a text value reads its stored length, without
+  // detoasting it), and only those within $5 bytes together (the first in any case) are read.
+  eventsSince: `WITH sized AS (
+                  SELECT version, octet_length(record) AS bytes, row_number() OVER w AS n, sum(octet_length(record)) OVER w AS upto
+                  FROM endpoint_events WHERE endpoint_id = $1 AND version > $2 AND created_at >= $3
+                  WINDOW w AS (ORDER BY version ROWS UNBOUNDED PRECEDING)
+                  ORDER BY version LIMIT $4
+                )
+                SELECT s.version, s.bytes, e.record FROM sized s JOIN endpoint_events e ON e.endpoint_id = $1 AND e.version = s.version
+                WHERE s.n = 1 OR s.upto <= $5::bigint ORDER BY s.version`,
   // The periodic sweep, a batch at a time. SKIP LOCKED: it never waits for a writer (which holds its
   // endpoint's row lock and may be pruning the same events), so it cannot deadlock with one.
   pruneEvents: `DELETE FROM endpoint_events WHERE (endpoint_id, version) IN (
@@ -469,10 +477,10 @@ export class PostgresEndpointStore implements EndpointStore {
     return (await this.pool.query<{ id: string }>(statement('expired', [pendingBefore, limit]))).rows.map((r) => r.id);
   }
 
-  async eventsSince(id: string, afterVersion: number, limit: number): Promise<EndpointEvent[]> {
+  async eventsSince(id: string, afterVersion: number, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Promise<EndpointEvent[]> {
     const since = this.clock() - this.window.maxAgeMs;
-    const { rows } = await this.pool.query<{ version: number; record: string }>(statement('eventsSince', [id, afterVersion, since, limit]));
-    return rows.map((r) => ({ version: r.version, record: JSON.parse(r.record) as EndpointRecord }));
+    const { rows } = await this.pool.query<EventRow>(statement('eventsSince', [id, afterVersion, since, limit, maxBytes]));
+    return rows.map((row) => new LoggedEvent(row));
   }
 
   async pruneEvents(): Promise<number> {

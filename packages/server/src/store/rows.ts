@@ -1,7 +1,7 @@
 // The row shapes both SQL adapters read (same column names in SQLite and PostgreSQL) and their
 // mapping to the port's types.
 import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { Delivery, MessageState, StoredEndpoint } from './port.ts';
+import type { Delivery, EndpointEvent, MessageState, StoredEndpoint } from './port.ts';
 
 export interface EndpointRow {
   token_hash: Uint8Array;
@@ -51,6 +51,42 @@ export class StoredRow implements StoredEndpoint {
   /** The UTF-8 length of recordJson, counted once: a cached row answers many reads (BENCHMARKS.md, fifteenth pass). */
   get recordJsonBytes(): number {
     return (this.bytes ??= Buffer.byteLength(this.recordJson));
+  }
+}
+
+/** An event as the SQL adapters read it: its version, and the record's JSON as text or as UTF-8 bytes. */
+export interface EventRow {
+  version: number;
+  /** The record's length in UTF-8 bytes. */
+  bytes: number;
+  record: string | Uint8Array;
+}
+
+/** An event of the log; the record's other forms are made on first use only. */
+export class LoggedEvent implements EndpointEvent {
+  readonly version: number;
+  readonly recordJsonBytes: number;
+  private text: string | undefined;
+  private utf8: Uint8Array | undefined;
+  private parsed: EndpointRecord | undefined = undefined;
+
+  constructor(row: EventRow) {
+    this.version = row.version;
+    this.recordJsonBytes = row.bytes;
+    if (typeof row.record === 'string') this.text = row.record;
+    else this.utf8 = row.record;
+  }
+
+  get recordJsonUtf8(): Uint8Array {
+    return (this.utf8 ??= Buffer.from(this.text!));
+  }
+
+  get recordJson(): string {
+    return (this.text ??= Buffer.from(this.utf8!.buffer, this.utf8!.byteOffset, this.utf8!.byteLength).toString('utf8'));
+  }
+
+  get record(): EndpointRecord {
+    return (this.parsed ??= JSON.parse(this.recordJson) as EndpointRecord);
   }
 }
 

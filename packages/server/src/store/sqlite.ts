@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { RowCache } from './rowCache.ts';
-import { type EndpointRow, type OutboxRow, StoredRow, claimLanes, toDelivery, toStored } from './rows.ts';
+import { type EndpointRow, LoggedEvent, type OutboxRow, StoredRow, claimLanes, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
 import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
 import {
@@ -176,7 +176,8 @@ type StatementName =
   | 'logEvent'
   | 'dropEvent'
   | 'dropEndpointEvents'
-  | 'eventsSince'
+  | 'eventSizes'
+  | 'eventRecord'
   | 'pruneEvents';
 
 
@@ -266,14 +267,17 @@ export class SqliteEndpointStore implements EndpointStore {
         `DELETE FROM event_log WHERE endpoint_id = ?1
            AND id IN (SELECT value FROM json_each((SELECT event_ids FROM endpoints WHERE id = ?1)))`,
       ),
-      // The versions after ?2 are the list's last (version - ?2) entries (one event per version, in
-      // order); only those are looked up. A listed event the age sweep has deleted matches nothing.
-      eventsSince: q(
-        `SELECT e.version, e.record FROM endpoints p, json_each(p.event_ids) j, event_log e
-         WHERE p.id = ?1 AND j.key >= json_array_length(p.event_ids) - (p.version - ?2)
-           AND e.id = j.value AND e.endpoint_id = ?1 AND e.version > ?2 AND e.created_at >= ?3
-         ORDER BY e.version LIMIT ?4`,
+      // The endpoint's listed events (?1, its list of IDs) after version ?3, with their sizes:
+      // octet_length reads a TEXT value's length from the row header without loading the value, so
+      // this costs the same for records of any size. Nothing stored after the record (created_at) is
+      // read here: reaching it walks every page of the record. The records are then read one by one,
+      // with their age.
+      eventSizes: q(
+        `SELECT e.id, e.version, octet_length(e.record) AS bytes FROM json_each(?1) j JOIN event_log e ON e.id = j.value
+         WHERE e.endpoint_id = ?2 AND e.version > ?3 ORDER BY e.version LIMIT ?4`,
       ),
+      // As bytes: a replay writes them as they are, and no string of a large record enters the JS heap.
+      eventRecord: q('SELECT CAST(record AS BLOB) AS record, created_at FROM event_log WHERE id = ? AND endpoint_id = ?'),
       // The log is in commit order, so the events past the age limit are a prefix of it: each batch
       // looks at the oldest rows only (never the whole table), and a row stamped later than its
       // successors (a clock step back) only holds the sweep up until it ages itself.
@@ -574,12 +578,29 @@ export class SqliteEndpointStore implements EndpointStore {
     return (this.stmts.expired.all(pendingBefore, limit) as { id: number | string }[]).map((r) => String(r.id));
   }
 
-  async eventsSince(id: string, afterVersion: number, limit: number): Promise<EndpointEvent[]> {
-    const rows = this.stmts.eventsSince.all(id, afterVersion, this.clock() - this.window.maxAgeMs, limit) as unknown as {
-      version: number;
-      record: string;
-    }[];
-    return rows.map((r) => ({ version: r.version, record: JSON.parse(r.record) as EndpointRecord }));
+  /**
+   * The endpoint's list of event IDs comes from the row this process committed when it is cached, and
+   * is read on its own otherwise (a statement that reads the list from the row with the record: the
+   * list is stored after the record, and reading it walks the record's pages once, not once per event).
+   */
+  async eventsSince(id: string, afterVersion: number, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Promise<EndpointEvent[]> {
+    const row = this.read(id);
+    if (!row || row.version <= afterVersion) return [];
+    const listed = row instanceof CommittedRow ? row.events.text : this.listedEvents(id).text;
+    const since = this.clock() - this.window.maxAgeMs;
+    const sized = this.stmts.eventSizes.all(listed, id, afterVersion, limit) as unknown as { id: number; version: number; bytes: number }[];
+    const events: EndpointEvent[] = [];
+    let total = 0;
+    for (const { id: eventId, version, bytes } of sized) {
+      if (events.length > 0 && total + bytes > maxBytes) break;
+      const found = this.stmts.eventRecord.get(eventId, id) as { record: Uint8Array; created_at: number } | undefined;
+      if (!found) break; // swept by another process since it was sized: the events after it wait for the next read
+      // Past the age limit: never returned. Such events are the oldest, so they come first.
+      if (found.created_at < since) continue;
+      events.push(new LoggedEvent({ version, bytes, record: found.record }));
+      total += bytes;
+    }
+    return events;
   }
 
   /** In batches, yielding between them: node:sqlite blocks the event loop while a statement runs. */

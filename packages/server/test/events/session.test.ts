@@ -47,7 +47,7 @@ describe('formatEvent', () => {
   it('when a record holds line breaks, then the event still has exactly one data line', () => {
     const record = initialRecord();
     record.config.blacklist = ['line\nbreak', 'carriage\rreturn', 'both\r\n', 'sep\u2028'];
-    const lines = formatEvent(3, 'record', record).split(/\r\n|\r|\n/);
+    const lines = formatEvent(3, 'record', JSON.stringify(record)).toString().split(/\r\n|\r|\n/);
     expect(lines).toEqual(['id: 3', 'event: record', `data: ${JSON.stringify(record)}`, '', '']);
   });
 });

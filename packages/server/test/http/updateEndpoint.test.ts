@@ -210,7 +210,7 @@ describe('updateEndpoint', () => {
 
   it('when values hold & ? # % quotes, + and Unicode, then they round-trip exactly', async () => {
     const { id, token } = await h.endpoint();
-    const content = `a&b=c?d#e%20f%g +plus "dq" 'sq' \\ ünïcødé 日本語 🎉 \u0000end`;
+    const content = `a&b=c?d#e%20f%g +plus "dq" 'sq' \\ ünïcødé 日本語 🎉 \ttab\r\nend`;
     const r = await h.client.updateEndpoint(id, token, { message_content: content, message_author_name: '?&#%"\'' });
     expect(r.meta.message.content).toBe(content);
     expect(r.meta.message.author.name).toBe('?&#%"\'');

@@ -415,6 +415,29 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect(await store.pruneEvents()).toBe(0);
       });
 
+      it('when a read is bounded in bytes, then it returns the events that fit together, the first whatever its size', async () => {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        // Non-ASCII words: the bound counts UTF-8 bytes, not characters.
+        for (const word of ['短い', '長い単語'.repeat(50), 'ß', '語'.repeat(400)]) await change('ep-1', word);
+        const all = await store.eventsSince('ep-1', 0, 10);
+        expect(all.map((e) => e.version)).toEqual([1, 2, 3, 4]);
+        for (const e of all) {
+          expect(e.recordJson).toBe(JSON.stringify(e.record));
+          expect(e.recordJsonBytes).toBe(Buffer.byteLength(e.recordJson));
+        }
+        const [b1, b2, b3, b4] = all.map((e) => e.recordJsonBytes) as [number, number, number, number];
+        const versions = async (after: number, limit: number, maxBytes: number) => (await store.eventsSince('ep-1', after, limit, maxBytes)).map((e) => e.version);
+        expect(await versions(0, 10, b1 + b2 + b3 + b4)).toEqual([1, 2, 3, 4]);
+        expect(await versions(0, 10, b1 + b2)).toEqual([1, 2]);
+        expect(await versions(0, 10, b1 + b2 - 1)).toEqual([1]);
+        expect(await versions(0, 10, 1)).toEqual([1]); // larger than the bound, and still returned
+        expect(await versions(1, 10, b2 + b3 + b4 - 1)).toEqual([2, 3]);
+        expect(await versions(3, 10, 1)).toEqual([4]);
+        expect(await versions(0, 2, b1 + b2 + b3 + b4)).toEqual([1, 2]); // the count bound still holds
+        expect(await versions(4, 10, 1)).toEqual([]);
+        expect((await store.eventsSince('ep-1', 1, 1, 1))[0]!.recordJson).toBe(all[1]!.recordJson);
+      });
+
       it('when hundreds of updates run at once, then the versions are consecutive and each event holds the record of its version', async () => {
         await store.create('ep-1', hashToken('t'), initialRecord());
         await Promise.all(Array.from({ length: 250 }, (_, i) => change('ep-1', `w${i}`)));
