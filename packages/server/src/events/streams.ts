@@ -3,7 +3,7 @@
 // periodic sweep of the event log.
 import type { Logger } from '../logger.ts';
 import type { EndpointStore } from '../store/port.ts';
-import type { ChangeFeed } from './hub.ts';
+import type { ChangeFeed } from '../store/changeFeed.ts';
 import { SlowStreamBudget } from './slowStreams.ts';
 import { TurnQueue } from './turns.ts';
 

@@ -2,7 +2,7 @@ import type { EndpointRecord, Platform } from '../domain/record.ts';
 import type { Decision, DeliveryDraft, MessageState } from '../domain/row.ts';
 
 export type { Decision, DeliveryDraft, MessageState };
-import type { ChangeFeed } from '../events/hub.ts';
+import type { ChangeFeed } from './changeFeed.ts';
 
 export interface StoredEndpoint {
   tokenHash: Uint8Array;

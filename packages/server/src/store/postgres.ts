@@ -29,8 +29,8 @@ import pg from 'pg';
 import { TurnBatches } from './postgresTurnBatches.ts';
 import { type EndpointRow, type EventRow, LoggedEvent, type OutboxRow, claimLanes, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { ChangeFeed } from '../events/hub.ts';
-import { CHANGES_CHANNEL, PostgresChangeFeed } from '../events/pgFeed.ts';
+import type { ChangeFeed } from './changeFeed.ts';
+import { CHANGES_CHANNEL, PostgresChangeFeed } from './postgresChangeFeed.ts';
 import {
   DEFAULT_EVENT_WINDOW,
   type Decision,
@@ -233,7 +233,7 @@ const SQL = {
 
 /**
  * A query of SQL as a named prepared statement: PostgreSQL parses and plans it once per connection
- * instead of on every call (the profile of updates showed the server's CPU going to that).
+ * instead of on every call, where an update's CPU would otherwise go.
  */
 const statement = (key: keyof typeof SQL, values: unknown[]): pg.QueryConfig => ({ name: `chatbridge.${key}`, text: SQL[key], values });
 

@@ -5,7 +5,7 @@
 // request arrived, so it sees every write acknowledged before, by any instance).
 import DataLoader from 'dataloader';
 import type pg from 'pg';
-import { CHANGES_CHANNEL } from '../events/pgFeed.ts';
+import { CHANGES_CHANNEL } from './postgresChangeFeed.ts';
 import type { Decision, StoredEndpoint } from './port.ts';
 import { type EndpointRow, toStored } from './rows.ts';
 

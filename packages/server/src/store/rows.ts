@@ -25,7 +25,7 @@ export interface OutboxRow {
 
 /**
  * The stored endpoint of a row. The record is parsed on first use only: a read that just returns it
- * sends `recordJson` as it is (the profile showed JSON.parse and JSON.stringify on every GET). A class
+ * sends `recordJson` as it is, saving a JSON.parse and a JSON.stringify on every GET. A class
  * rather than an object literal with a getter (cheaper to build), and the SQLite row cache keeps
  * them, so a cached read allocates nothing. Shared by every reader of a cached row: read-only.
  */
@@ -48,7 +48,7 @@ export class StoredRow implements StoredEndpoint {
     return (this.parsed ??= JSON.parse(this.recordJson) as EndpointRecord);
   }
 
-  /** The UTF-8 length of recordJson, counted once: a cached row answers many reads (BENCHMARKS.md, fifteenth pass). */
+  /** The UTF-8 length of recordJson, counted once: a cached row answers many reads. */
   get recordJsonBytes(): number {
     return (this.bytes ??= Buffer.byteLength(this.recordJson));
   }

@@ -9,7 +9,7 @@ import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { RowCache } from './rowCache.ts';
 import { type EndpointRow, LoggedEvent, type OutboxRow, StoredRow, claimLanes, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
-import { ChangeHub, type ChangeFeed } from '../events/hub.ts';
+import { ChangeHub, type ChangeFeed } from './changeFeed.ts';
 import {
   DEFAULT_EVENT_WINDOW,
   type Decision,
@@ -129,8 +129,8 @@ interface EventList {
 /**
  * A row as this process has just committed it, with the list of its logged events' IDs: the
  * endpoint's next update extends that list instead of reading it back from the row (a statement per
- * update). Its record is not kept parsed: see BENCHMARKS.md, tenth pass (rows kept a while go to V8's
- * old generation, and collecting them there cost more than the parse they saved).
+ * update). Its record is not kept parsed: rows kept a while go to V8's old generation, and collecting
+ * them there costs more than the parse would save.
  */
 class CommittedRow extends StoredRow {
   readonly events: EventList;
@@ -421,7 +421,7 @@ export class SqliteEndpointStore implements EndpointStore {
   /**
    * Group commit: the updates queued during one event-loop turn run in one transaction and are all
    * acknowledged after the single COMMIT. One fsync covers the batch, and nothing is acknowledged
-   * before it is durable. The profile showed an fsync per update bounding throughput.
+   * before it is durable; an fsync per update would bound throughput.
    */
   private groupCommit(): void {
     const lastDelayMs = this.lockRetry?.delayMs;

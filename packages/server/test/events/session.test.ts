@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import express, { type Response } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
-import type { ChangeFeed } from '../../src/events/hub.ts';
+import type { ChangeFeed } from '../../src/store/changeFeed.ts';
 import { formatEvent, openEventStream, type ResumePoint, resumePoint } from '../../src/events/session.ts';
 import { type EventStreamSettings, EventStreams } from '../../src/events/streams.ts';
 import { createLogger } from '../../src/logger.ts';

@@ -1,7 +1,7 @@
 // The store contract: one suite every adapter of the EndpointStore port must pass.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type EndpointRecord, initialRecord } from '../../src/domain/record.ts';
-import type { ChangeFeed } from '../../src/events/hub.ts';
+import type { ChangeFeed } from '../../src/store/changeFeed.ts';
 import type { EndpointSnapshot, EndpointStore, EventLogWindow } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
 

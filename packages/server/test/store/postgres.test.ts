@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
-import type { ChangeFeed } from '../../src/events/hub.ts';
+import type { ChangeFeed } from '../../src/store/changeFeed.ts';
 import { PostgresEndpointStore, type PostgresStoreOptions, loadMigrations, migrate } from '../../src/store/postgres.ts';
 import type { StoredEndpoint } from '../../src/store/port.ts';
 import { hashToken, tokenMatchesDigest } from '../../src/tokens.ts';
