@@ -37,8 +37,8 @@ describe('PostgreSQL configuration', () => {
     expect(() => loadConfig({ ...env, DATABASE_URL: url, CHATBRIDGE_PG_POOL_SIZE: '0' })).toThrow(/CHATBRIDGE_PG_POOL_SIZE/);
   });
 
-  it('when the store is sqlite, then an unrelated DATABASE_URL is ignored', () => {
-    expect(loadConfig({ DATABASE_URL: 'mysql://elsewhere/x' }).store).toEqual({ kind: 'sqlite', sqlitePath: './data/chatbridge.sqlite' });
+  it('when CHATBRIDGE_STORE=sqlite, then an unrelated DATABASE_URL is ignored', () => {
+    expect(loadConfig({ CHATBRIDGE_STORE: 'sqlite', DATABASE_URL: 'mysql://elsewhere/x' }).store).toEqual({ kind: 'sqlite', sqlitePath: './data/chatbridge.sqlite' });
   });
 });
 
