@@ -18,12 +18,15 @@ const SPAWNING = [
   'packages/server/test/portability/importFromOriginal.test.ts',
   'packages/server/test/processLifecycle.test.ts',
   'packages/server/test/startup.test.ts',
-  'packages/server/test/http/streamIsolation.test.ts',
   'packages/server/test/store/postgres.test.ts',
   'packages/client/test/pack.test.ts',
 ];
+// Tests that bound how fast the server answers while one tenant loads it: they run by themselves,
+// after the others (`pnpm test` runs this project on its own), so that what they time is the
+// server under that load, not the rest of the suite sharing the two cores.
+const ALONE = ['packages/server/test/http/streamIsolation.test.ts'];
 const unitSetup = [new URL('scripts/vitest-no-processes.ts', import.meta.url).pathname];
-const excluding = (root: string) => [...configDefaults.exclude, ...SPAWNING.filter((f) => f.startsWith(`${root}/`)).map((f) => f.slice(root.length + 1))];
+const excluding = (root: string) => [...configDefaults.exclude, ...[...SPAWNING, ...ALONE].filter((f) => f.startsWith(`${root}/`)).map((f) => f.slice(root.length + 1))];
 
 // The files that take longest start first, whatever their project: vitest orders files by project
 // name, then by their durations in its cache (which a fresh clone lacks), and the longest file of the
@@ -41,8 +44,8 @@ class LongestFirst extends BaseSequencer {
   }
 }
 
-// One vitest run, four projects: the server's unit tests, the client's, the integration tests that
-// spawn processes, and the cross-cutting contract/docs tests in tests/.
+// Five projects: the server's unit tests, the client's, the integration tests that spawn processes,
+// the cross-cutting contract/docs tests in tests/, and the timing-bound tests that run alone.
 export default defineConfig({
   test: {
     // As many test files at a time as cores, at least two (vitest's default is one fewer than cores:
@@ -63,6 +66,7 @@ export default defineConfig({
         test: { name: 'client', root: 'packages/client', include: ['test/**/*.test.ts'], exclude: excluding('packages/client'), setupFiles: unitSetup, testTimeout: 30_000 },
       },
       { resolve, ssr: { resolve }, test: { name: 'integration', include: SPAWNING, testTimeout: 30_000, hookTimeout: 60_000 } },
+      { resolve, ssr: { resolve }, test: { name: 'alone', include: ALONE, testTimeout: 60_000, hookTimeout: 60_000 } },
       {
         resolve,
         ssr: { resolve },
