@@ -1097,8 +1097,9 @@ export interface components {
          * @description Makes every list parameter of this request overwrite the element at this zero-based position
          *     instead of appending. The position must already exist in each list named by the request. `400`, with
          *     nothing applied, when it does not, when a list value is comma-separated, when no list parameter is
-         *     given, or when the value already stands at another position of that list.
-         * @example 0
+         *     given, or when the value already stands at another position of that list. It has no example: the
+         *     examples of this operation's parameters make one request that succeeds on a new endpoint, whose
+         *     lists have no position yet.
          */
         index: number;
         /**
@@ -1195,7 +1196,7 @@ export interface components {
          * @description Sets `config.self-user`: whether the service itself delivers each new message to the `chat_a` and
          *     `chat_b` webhooks of its bridge (see "Bridging by the service" in `docs/api-conventions.md`). Absent means unchanged (the
          *     initial value is `false`).
-         * @example true
+         * @example false
          */
         selfuse: boolean;
         /**
@@ -1301,12 +1302,12 @@ export interface components {
         /**
          * @description With `true`, nothing is changed: every other parameter is validated but ignored, and the record is
          *     returned. Bots use it to check for unread messages.
-         * @example true
+         * @example false
          */
         only_check: boolean;
         /**
          * @description The platform that has read the current message.
-         * @example chat_c
+         * @example chat_a
          */
         platform: components["schemas"]["Platform"];
         /**
@@ -1315,7 +1316,7 @@ export interface components {
          *     message replaced it, or it finished or expired), nothing changes and the answer is `409`, so an
          *     acknowledgement that arrives late never marks a message the bot has not relayed. Without it, the
          *     message pending when the request is processed is marked (the behaviour of bots written before it).
-         * @example 7
+         * @example 1
          */
         message_number: number;
         /**
@@ -1496,8 +1497,9 @@ export interface operations {
                  * @description Makes every list parameter of this request overwrite the element at this zero-based position
                  *     instead of appending. The position must already exist in each list named by the request. `400`, with
                  *     nothing applied, when it does not, when a list value is comma-separated, when no list parameter is
-                 *     given, or when the value already stands at another position of that list.
-                 * @example 0
+                 *     given, or when the value already stands at another position of that list. It has no example: the
+                 *     examples of this operation's parameters make one request that succeeds on a new endpoint, whose
+                 *     lists have no position yet.
                  */
                 index?: components["parameters"]["index"];
                 /**
@@ -1594,7 +1596,7 @@ export interface operations {
                  * @description Sets `config.self-user`: whether the service itself delivers each new message to the `chat_a` and
                  *     `chat_b` webhooks of its bridge (see "Bridging by the service" in `docs/api-conventions.md`). Absent means unchanged (the
                  *     initial value is `false`).
-                 * @example true
+                 * @example false
                  */
                 selfuse?: components["parameters"]["selfuse"];
                 /**
@@ -1700,7 +1702,7 @@ export interface operations {
                 /**
                  * @description With `true`, nothing is changed: every other parameter is validated but ignored, and the record is
                  *     returned. Bots use it to check for unread messages.
-                 * @example true
+                 * @example false
                  */
                 only_check?: components["parameters"]["only_check"];
             };
@@ -1735,7 +1737,7 @@ export interface operations {
                 token: components["parameters"]["token"];
                 /**
                  * @description The platform that has read the current message.
-                 * @example chat_c
+                 * @example chat_a
                  */
                 platform: components["parameters"]["platform"];
                 /**
@@ -1744,7 +1746,7 @@ export interface operations {
                  *     message replaced it, or it finished or expired), nothing changes and the answer is `409`, so an
                  *     acknowledgement that arrives late never marks a message the bot has not relayed. Without it, the
                  *     message pending when the request is processed is marked (the behaviour of bots written before it).
-                 * @example 7
+                 * @example 1
                  */
                 message_number?: components["parameters"]["message_number"];
             };
