@@ -11,6 +11,7 @@ interface Step {
 const VITEST_REPORT = '.ci-out/vitest.json';
 const steps: Step[] = [
   { name: 'spec lint', cmd: ['pnpm', '-s', 'spec:lint'] },
+  { name: 'spec OWASP lint (Spectral)', cmd: ['pnpm', '-s', 'spec:owasp'] },
   { name: 'generated code up to date', cmd: ['pnpm', '-s', 'gen:check'] },
   { name: 'typecheck', cmd: ['pnpm', '-s', 'typecheck'] },
   { name: 'client package builds', cmd: ['pnpm', '-s', '--filter', '@chatbridge/client', 'build'] },
