@@ -91,6 +91,20 @@ describe('the mock: what it checks and what it does not (docs/mock.md)', () => {
     expect(await response.json()).toMatchObject({ errors: [{ parameter: 'message_embed' }] });
   });
 
+  it("when a path is called with a method it does not have, then 405 with Prism's own problem and no Allow", async () => {
+    const response = await fetch(`${mock.url}/-/live`, { method: 'DELETE' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBeNull();
+    expect(await response.json()).toMatchObject({ type: expect.stringMatching(/^https:\/\/stoplight\.io\/prism\/errors#/) });
+  });
+
+  it('when an admin body is not JSON or breaks its schema, then 400', async () => {
+    const create = (body: string, type: string) =>
+      fetch(`${mock.url}/admin/endpoints`, { method: 'POST', headers: { authorization: 'Bearer x', 'content-type': type }, body });
+    expect((await create('x', 'text/plain')).status).toBe(400);
+    expect((await create('{"id":"bad id!"}', 'application/json')).status).toBe(400);
+  });
+
   it('when the token is well-formed but wrong, then 200: tokens are not checked', async () => {
     expect((await get(`?token=${'A'.repeat(71)}`)).status).toBe(200);
   });
