@@ -35,6 +35,7 @@ interface Call {
   query?: Record<string, string> | [string, string][];
   /** Sends `Authorization: Bearer <value>`. */
   bearer?: string;
+  headers?: Record<string, string>;
   json?: unknown;
 }
 
@@ -43,7 +44,7 @@ async function send(target: Target, call: Call): Promise<CapturedResponse & { fr
   const query = pairs
     .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
     .join('&');
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...call.headers };
   if (call.bearer !== undefined) headers.authorization = `Bearer ${call.bearer}`;
   if (call.json !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`${target.url}${call.path}${query ? `?${query}` : ''}`, {
@@ -226,6 +227,12 @@ const cases: Case[] = [
     operationId: 'streamEndpointEvents',
     status: 400,
     call: (t) => ({ path: `/events/${ENDPOINT_ID}`, query: { token: t.token, last_event_id: 'abc' } }),
+  },
+  {
+    name: 'when Last-Event-ID is longer than 64 characters, then 400',
+    operationId: 'streamEndpointEvents',
+    status: 400,
+    call: (t) => ({ path: `/events/${ENDPOINT_ID}`, query: { token: t.token }, headers: { 'last-event-id': '1'.repeat(65) } }),
   },
   {
     name: 'when a platform marks the message read with a valid token, then 200 with the record',
