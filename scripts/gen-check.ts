@@ -11,7 +11,7 @@ try {
   const bundle = join(scratch, 'openapi.bundled.yaml');
   const types = join(scratch, 'schema.d.ts');
   run('redocly', ['bundle', 'openapi/openapi.yaml', '-o', bundle]);
-  run('openapi-typescript', [bundle, '-o', types]);
+  run('openapi-typescript', [bundle, '-c', 'packages/api/redocly.gen.yaml', '-o', types]);
   const stale = [
     ['packages/api/openapi.bundled.yaml', bundle],
     ['packages/api/src/schema.d.ts', types],

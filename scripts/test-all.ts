@@ -21,6 +21,7 @@ const steps: Step[] = [
   { name: 'generated code up to date', cmd: ['pnpm', '-s', 'gen:check'], alongside: true },
   { name: 'typecheck', cmd: ['pnpm', '-s', 'typecheck'], alongside: true },
   { name: 'layers (dependency-cruiser)', cmd: ['pnpm', '-s', 'lint:layers'], alongside: true },
+  { name: 'spec OWASP lint (Spectral)', cmd: ['pnpm', '-s', 'spec:owasp'], alongside: true },
   { name: 'client package builds', cmd: ['pnpm', '-s', '--filter', '@chatbridge/client', 'build'] },
   { name: 'docs build', cmd: ['pnpm', '-s', 'spec:docs'] },
   { name: 'chromium present', cmd: ['bash', 'scripts/ensure-chromium.sh'] },

@@ -4,14 +4,21 @@
 // differ on is pinned down separately, per side, at the end.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatbridgeClient } from '@chatbridge/client';
-import { capture, type CapturedResponse, mediaTypeOf, violations } from './spec.ts';
+import { capture, type CapturedResponse, headerViolations, mediaTypeOf, violations } from './spec.ts';
 import { ENDPOINT_ID, MOCK_TOKEN, startMockTarget, startServerTarget, type Target } from './targets.ts';
 
 type TargetName = 'server' | 'mock';
 const targets = {} as Record<TargetName, Target>;
 
+// The server runs with its abuse limits on (high enough never to refuse this suite), so the answers
+// carry the RateLimit-* headers they carry in production and the header check below sees them.
+const RATE_LIMITS = { authFailuresPerMinute: 1_000, authFailuresPerAddressPerMinute: 10_000, perEndpointPerSecond: 1_000, backend: { kind: 'memory' as const } };
+
+/** Every answer the server gave in this file, by operation, for the header check at the end. */
+const serverAnswers: { operationId: string; status: number; headers: Headers }[] = [];
+
 beforeAll(async () => {
-  const started = await Promise.allSettled([startServerTarget(), startMockTarget()]);
+  const started = await Promise.allSettled([startServerTarget({ rateLimits: RATE_LIMITS }), startMockTarget()]);
   for (const result of started) if (result.status === 'fulfilled') targets[result.value.name as TargetName] = result.value;
   const failed = started.find((result) => result.status === 'rejected');
   if (failed) throw failed.reason; // afterAll still closes whatever did start
@@ -28,15 +35,16 @@ interface Call {
   query?: Record<string, string> | [string, string][];
   /** Sends `Authorization: Bearer <value>`. */
   bearer?: string;
+  headers?: Record<string, string>;
   json?: unknown;
 }
 
-async function send(target: Target, call: Call): Promise<CapturedResponse> {
+async function send(target: Target, call: Call): Promise<CapturedResponse & { fromServer?: boolean }> {
   const pairs = Array.isArray(call.query) ? call.query : Object.entries(call.query ?? {});
   const query = pairs
     .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
     .join('&');
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...call.headers };
   if (call.bearer !== undefined) headers.authorization = `Bearer ${call.bearer}`;
   if (call.json !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`${target.url}${call.path}${query ? `?${query}` : ''}`, {
@@ -44,11 +52,12 @@ async function send(target: Target, call: Call): Promise<CapturedResponse> {
     headers,
     body: call.json === undefined ? undefined : JSON.stringify(call.json),
   });
-  return capture(response);
+  return { ...(await capture(response)), fromServer: target === targets.server };
 }
 
 /** Asserts the status, then that media type and body are what the spec declares for it. */
-function expectCompliant(operationId: string, response: CapturedResponse, status: number): void {
+function expectCompliant(operationId: string, response: CapturedResponse & { fromServer?: boolean }, status: number): void {
+  if (response.fromServer) serverAnswers.push({ operationId, status: response.status, headers: response.headers });
   expect({ status: response.status, body: response.body }).toMatchObject({ status });
   expect(violations(operationId, response), JSON.stringify(response.body)).toEqual([]);
 }
@@ -220,6 +229,12 @@ const cases: Case[] = [
     call: (t) => ({ path: `/events/${ENDPOINT_ID}`, query: { token: t.token, last_event_id: 'abc' } }),
   },
   {
+    name: 'when Last-Event-ID is longer than 64 characters, then 400',
+    operationId: 'streamEndpointEvents',
+    status: 400,
+    call: (t) => ({ path: `/events/${ENDPOINT_ID}`, query: { token: t.token }, headers: { 'last-event-id': '1'.repeat(65) } }),
+  },
+  {
     name: 'when a platform marks the message read with a valid token, then 200 with the record',
     operationId: 'markRead',
     status: 200,
@@ -282,6 +297,7 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
       text += value;
     }
     controller.abort();
+    if (name === 'server') serverAnswers.push({ operationId: 'streamEndpointEvents', status: response.status, headers: response.headers });
     const [retry, event] = text.split('\n\n');
     expect(violations('streamEndpointEvents', { status: response.status, mediaType: mediaTypeOf(response.headers.get('content-type')), body: text, headers: response.headers })).toEqual([]);
     expect(retry).toBe('retry: 2000');
@@ -371,5 +387,17 @@ describe('contract: known differences between the server and the mock', () => {
     const { server, mock } = await both(() => ({ path: `/${ENDPOINT_ID}`, query: { token: MOCK_TOKEN } }));
     expectCompliant('getEndpoint', server, 401);
     expectCompliant('getEndpoint', mock, 200);
+  });
+});
+
+// Runs last (the file's tests run in order): every answer the server gave above, compared with the
+// headers the spec declares for that operation and status.
+describe('contract: response headers', () => {
+  it('when the server has answered every case of this file, then each answer sends only the headers the spec declares for it, and every required one', () => {
+    expect(serverAnswers.length).toBeGreaterThan(30);
+    expect([...new Set(serverAnswers.map((a) => a.status))]).toEqual(expect.arrayContaining([200, 201, 204, 400, 401]));
+    const seenRateLimit = serverAnswers.some((a) => a.headers.has('ratelimit-limit'));
+    expect(seenRateLimit).toBe(true);
+    expect([...new Set(serverAnswers.flatMap((answer) => headerViolations(answer.operationId, answer)))]).toEqual([]);
   });
 });

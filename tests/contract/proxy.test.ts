@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChatbridgeError, createChatbridgeClient, type EndpointRecord } from '@chatbridge/client';
-import { capture, type CapturedResponse, violations } from './spec.ts';
+import { capture, type CapturedResponse, headerViolations, violations } from './spec.ts';
 import { ENDPOINT_ID, MOCK_TOKEN, type PrismProcess, type ServerTarget, startPrismProxy, startServerTarget } from './targets.ts';
 
 const PRISM_ERROR_TYPE = 'https://stoplight.io/prism/errors#';
@@ -233,12 +233,14 @@ describe('prism proxy --errors in front of the real server', () => {
     expect((await client().getReadiness()).ready).toBe(true);
   });
 
-  it('when the whole session went through the proxy, then Prism reported no violation and every answer is the spec', () => {
+  it('when the whole session went through the proxy, then Prism reported no violation and every answer is the spec, headers included', () => {
     expect(exchanges.length).toBeGreaterThan(30);
     expect(new Set(exchanges.map((x) => x.status))).toEqual(new Set([200, 201, 204, 400, 401, 404, 409]));
     expect(exchanges.map(prismReport).filter(Boolean)).toEqual([]);
     const offSpec = exchanges.flatMap((x) => violations(operationOf(x), x).map((v) => `${x.method} ${x.path} ${x.status}: ${v}`));
     expect(offSpec).toEqual([]);
+    const undeclared = exchanges.flatMap((x) => headerViolations(operationOf(x), x).map((v) => `${x.method} ${x.path}: ${v}`));
+    expect(undeclared).toEqual([]);
   });
 
   it('when a request is malformed, then Prism answers it itself, and that is recognised as a Prism report', async () => {

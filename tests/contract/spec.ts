@@ -12,17 +12,17 @@ const addFormats = ajvFormats.default;
 type Json = Record<string, any>;
 
 const SPEC_ID = 'https://chatbridge.test/openapi.bundled.json';
-const spec: Json = parse(readFileSync(BUNDLED_SPEC, 'utf8'));
+export const spec: Json = parse(readFileSync(BUNDLED_SPEC, 'utf8'));
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 addFormats(ajv);
 // The whole bundle is registered as one schema resource so that `#/components/...` pointers resolve
 // within it; its OpenAPI-only top-level members are declared as inert keywords for strict mode.
-for (const keyword of ['openapi', 'info', 'servers', 'tags', 'paths', 'components']) ajv.addKeyword(keyword);
+for (const keyword of ['openapi', 'info', 'servers', 'tags', 'paths', 'webhooks', 'components']) ajv.addKeyword(keyword);
 ajv.addSchema({ ...spec, $id: SPEC_ID });
 
 /** Follows a local `$ref` (`#/components/...`) inside the bundle. */
-function deref(node: Json): Json {
+export function deref(node: Json): Json {
   if (typeof node.$ref !== 'string') return node;
   const target = node.$ref
     .replace(/^#\//, '')
@@ -31,7 +31,7 @@ function deref(node: Json): Json {
   return deref(target);
 }
 
-function operation(operationId: string): { path: string; method: string; op: Json } {
+export function operation(operationId: string): { path: string; method: string; op: Json } {
   for (const [path, item] of Object.entries<Json>(spec.paths)) {
     for (const [method, op] of Object.entries<Json>(item)) {
       if (op?.operationId === operationId) return { path, method, op };
@@ -113,8 +113,62 @@ export function violations(operationId: string, response: CapturedResponse): str
   if (!mediaType) return response.body === undefined ? [] : [`a body where ${contract.declared} declares none`];
   const found: string[] = [];
   if (response.mediaType !== mediaType) found.push(`media type ${response.mediaType} instead of ${mediaType}`);
-  if (validate && !validate(response.body)) {
-    for (const error of validate.errors ?? []) found.push(`body${error.instancePath} ${error.message}`);
+  // An event stream's schema is that of each event's data (schemas/EndpointEvent.yaml).
+  const bodies = mediaType === EVENT_STREAM ? eventData(String(response.body ?? '')) : [response.body];
+  if (mediaType === EVENT_STREAM && bodies.length === 0) found.push('an event stream without any event');
+  for (const [i, body] of bodies.entries()) {
+    if (validate && !validate(body)) {
+      const at = mediaType === EVENT_STREAM ? `event ${i} data` : 'body';
+      for (const error of validate.errors ?? []) found.push(`${at}${error.instancePath} ${error.message}`);
+    }
   }
   return found;
+}
+
+const EVENT_STREAM = 'text/event-stream';
+
+/** The `data` of every complete event in an event stream's text, parsed as JSON (or the text, when it is not). */
+export function eventData(text: string): unknown[] {
+  const blocks = text.split(/\r?\n\r?\n/).slice(0, -1); // the last block may be cut off
+  return blocks.flatMap((block) => {
+    const data = block
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).replace(/^ /, ''));
+    if (data.length === 0) return [];
+    try {
+      return [JSON.parse(data.join('\n'))];
+    } catch {
+      return [data.join('\n')];
+    }
+  });
+}
+
+/**
+ * Headers the spec does not declare per response, each with why: Content-Type is declared by the
+ * response's `content`; Content-Length and Transfer-Encoding frame the body and Connection and
+ * Keep-Alive the connection (hop-by-hop, set by Node's HTTP server); Date is required of every origin
+ * server by RFC 9110 and added by Node. Any other header the server sends must be declared.
+ */
+export const TRANSPORT_HEADERS = ['content-type', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'];
+
+/**
+ * Problems with the headers of `response` as an answer of `operationId`: a header the spec does not
+ * declare for that response (other than TRANSPORT_HEADERS), and a header it declares `required` that
+ * is missing. Empty when they comply.
+ */
+export function headerViolations(operationId: string, response: Pick<CapturedResponse, 'status' | 'headers'>): string[] {
+  const { op } = operation(operationId);
+  const key = String(response.status) in op.responses ? String(response.status) : 'default';
+  const declared = Object.entries<Json>(deref(op.responses[key] ?? {}).headers ?? {}).map(([name, header]) => ({
+    name: name.toLowerCase(),
+    required: deref(header).required === true,
+  }));
+  const sent = [...response.headers.keys()].map((name) => name.toLowerCase());
+  const undeclared = sent.filter((name) => !TRANSPORT_HEADERS.includes(name) && !declared.some((d) => d.name === name));
+  const missing = declared.filter((d) => d.required && !sent.includes(d.name)).map((d) => d.name);
+  return [
+    ...undeclared.map((name) => `${operationId} ${response.status}: ${name} is sent but not declared`),
+    ...missing.map((name) => `${operationId} ${response.status}: ${name} is required but not sent`),
+  ];
 }

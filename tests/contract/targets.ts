@@ -65,9 +65,12 @@ export interface PrismProcess {
   close(): Promise<void>;
 }
 
-/** `prism proxy --errors` in front of `upstream`: violations become Prism's own error responses. */
+/**
+ * `prism proxy --errors` in front of `upstream`: violations become Prism's own error responses. Prism's
+ * own CORS headers are off, so the answers carry exactly the upstream's headers.
+ */
 export function startPrismProxy(upstream: string): Promise<PrismProcess> {
-  return startPrism(['proxy', BUNDLED_SPEC, upstream, '--errors']);
+  return startPrism(['proxy', BUNDLED_SPEC, upstream, '--errors', '--cors=false']);
 }
 
 /** A port that was free a moment ago (the OS picks it; Prism then binds it). */

@@ -408,7 +408,33 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    messagePending: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A message delivered to a webhook
+         * @description For an endpoint with `config.self-user` true, the service posts each new message to the webhook of
+         *     its bridge on every webhook platform (`chat_a`, `chat_b`) other than the sender. This is the request
+         *     the webhook receives. A `2xx` answer marks that platform read; `408`, `429`, `5xx` and network
+         *     failures are retried with backoff (a `Retry-After` honoured up to 5 minutes) until the message
+         *     expires; other answers and redirects are not retried. See "Bridging by the service" in
+         *     the repository's `docs/api-conventions.md`.
+         */
+        post: operations["deliverMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description One thing wrong with one parameter. */
@@ -420,24 +446,39 @@ export interface components {
             message: string;
         };
         /**
-         * @description An RFC 9457 problem document. `type` names the kind of problem with a fragment:
-         *     `#validation` (400), `#unauthorized` (401), `#not-found` (404), `#method-not-allowed` (405),
-         *     `#request-timeout` (408), `#conflict` (409), `#payload-too-large` (413),
-         *     `#unsupported-media-type` (415), `#expectation-failed` (417), `#rate-limited` (429), `#header-too-large` (431),
-         *     `#unavailable` (503),
-         *     `#internal` (500, a bug). `message` repeats `detail` for bots written against the original service.
-         *     No problem document ever carries a stack trace or internal detail.
+         * @description An RFC 9457 problem document. `type` is `https://chatbridge.dev/problems#` followed by one of these
+         *     fragments (a URI that names the kind; match on it, or on `status`, never on `detail`):
+         *
+         *     | fragment | status | meaning |
+         *     |---|---|---|
+         *     | `validation` | 400 | a parameter, the path or the body is invalid; `errors` names each |
+         *     | `unauthorized` | 401 | the token is missing or wrong (see `WWW-Authenticate`) |
+         *     | `not-found` | 404 | no such endpoint (admin operations) or no operation at this path |
+         *     | `method-not-allowed` | 405 | the path has no such method; `Allow` names those it has |
+         *     | `request-timeout` | 408 | the request head did not arrive within 10 seconds |
+         *     | `conflict` | 409 | the endpoint ID is taken (`createEndpoint`), or the message `markRead` names is no longer pending |
+         *     | `payload-too-large` | 413 | the request or its body is too large |
+         *     | `unsupported-media-type` | 415 | a body that is not JSON, or an unsupported `Content-Encoding` |
+         *     | `expectation-failed` | 417 | an `Expect` header other than `100-continue` |
+         *     | `rate-limited` | 429 | a rate limit was reached; wait `Retry-After` seconds |
+         *     | `header-too-large` | 431 | the request line and headers exceed 128 KiB |
+         *     | `internal` | 500 | a bug; it has been logged |
+         *     | `unavailable` | 503 | the store is unavailable; retry after `Retry-After` seconds |
+         *
+         *     `message` repeats `detail` for bots written against the original service. No problem document ever
+         *     carries a stack trace or internal detail.
          */
         Problem: {
             /** Format: uri */
             type: string;
             title: string;
+            /** Format: int32 */
             status: number;
             detail: string;
             message: string;
             /** @description The request path, without its query string. */
             instance?: string;
-            /** @description For validation problems, one entry per offending parameter. */
+            /** @description For validation problems, one entry per offending parameter, at most 25 (`detail` then ends with "and N more"). */
             errors?: components["schemas"]["ValidationIssue"][];
         };
         /** @description One platform's list; its values are unique, at most 50. */
@@ -506,6 +547,7 @@ export interface components {
          */
         Embed: {
             description: string;
+            /** @description At most 64, as many as fit in `message_embed`'s 1500 characters. */
             fields: components["schemas"]["EmbedField"][];
             footer: string;
             /** @description Image URL, or `None`. */
@@ -521,7 +563,7 @@ export interface components {
         };
         /** @description The latest message. Every member is always present. */
         Message: {
-            /** @description Attachment URLs; empty initially. */
+            /** @description Attachment URLs; empty initially. At most 73, as many as fit in `message_attachments`' 1550 characters (each URL has at least 20). */
             attachments: string[];
             author: components["schemas"]["Author"];
             /** @description The message text; `null` initially. */
@@ -565,39 +607,22 @@ export interface components {
             meta: components["schemas"]["Meta"];
         };
         /**
-         * @description UTF-8 text in the `text/event-stream` format, made of these blocks, each ended by an empty line:
+         * @description The `data` of one event of `streamEndpointEvents`, parsed as JSON. The `text/event-stream` body is a
+         *     sequence of events (see the response's description for the framing); as OpenAPI 3.1 has no schema
+         *     for one item of a stream, this schema describes each event's `data`, which is how generators of
+         *     streaming clients (`@hey-api/openapi-ts`, among others) read it.
          *
-         *     - `retry: 2000`: sent first; a client that loses the stream waits 2 seconds before reconnecting.
-         *     - An **event**, three lines:
+         *     Every event of this stream carries the whole endpoint record:
+         *     - `event: record`: the record at the version in `id`;
+         *     - `event: reset`: the current record, sent instead of a replay the server can no longer give;
+         *       changes between the client's version and this one were missed.
          *
-         *       ```
-         *       id: <version>
-         *       event: record | reset
-         *       data: <the endpoint record as JSON, on one line>
-         *       ```
-         *
-         *       `data` is the whole `EndpointRecord` exactly as `getEndpoint` would return it at that version.
-         *       `id` is the record's **version**: a decimal integer that starts at `0` when the endpoint is
-         *       created and grows by exactly one with every committed change, so the event IDs of one endpoint
-         *       increase one by one, on every server instance. A change that writes nothing (an update that
-         *       changes nothing, `only_check`, `markRead` of a platform that has already read) makes no event.
-         *
-         *       - `event: record`: the record at this version. It is the first event of a stream opened without
-         *         `Last-Event-ID`, and every change after that.
-         *       - `event: reset`: the current record, sent instead of replaying when the client resumes from a
-         *         version the server no longer keeps (older than the replay window, or unknown). Changes between
-         *         the client's version and this one were missed: treat the record as the whole truth. Events
-         *         after it are `record` events again.
-         *     - `: heartbeat`: a comment, every 15 seconds, to keep idle connections open. Clients ignore it; one
-         *       that has heard nothing for much longer (say 45 seconds) should reconnect.
-         *
-         *     **Reconnecting**: send the last event ID received as the `Last-Event-ID` header (or the
-         *     `last_event_id` query parameter). The server replays every change after it from its replay window:
-         *     the last 100 changes of the endpoint, none older than 10 minutes. Events are never split, reordered
-         *     or repeated within a stream; a client that resumes always continues with the next version.
+         *     A stream that adds events of other kinds describes its data with its own schema of this family
+         *     (a `oneOf` of the kinds, each told apart by a member naming it).
          */
-        EventStream: string;
+        EndpointEvent: components["schemas"]["EndpointRecord"];
         EndpointPage: {
+            /** @description At most `limit` (at most 1000) IDs. */
             ids: string[];
             /** @description Pass as `cursor` for the next page; `null` on the last page. */
             next_cursor: string | null;
@@ -632,20 +657,110 @@ export interface components {
                 [key: string]: string;
             };
         };
+        WebhookImage: {
+            /** Format: uri */
+            url: string;
+        };
+        /** @description An empty name or value is sent as a zero-width space (U+200B), as platforms refuse empty field text. */
+        WebhookEmbedField: {
+            name: string;
+            value: string;
+            inline: boolean;
+        };
+        /**
+         * @description The message's embed. Members that are `None` (or empty) are left out; images only as absolute
+         *     http(s) URLs. The text in total (title, description, footer, field names and values) is at most
+         *     6000: trailing fields are dropped first, then the description is shortened.
+         */
+        WebhookEmbed: {
+            title?: string;
+            description?: string;
+            footer?: {
+                text: string;
+            };
+            image?: components["schemas"]["WebhookImage"];
+            thumbnail?: components["schemas"]["WebhookImage"];
+            fields?: components["schemas"]["WebhookEmbedField"][];
+        };
+        /**
+         * @description The common chat-webhook JSON (as Discord's execute-webhook body) built from the message. Lengths
+         *     are counted in UTF-16 code units, never fewer than the code points a platform counts. Members that
+         *     would be empty are left out, never sent as `null`. A payload always has `content`, `embeds` or both
+         *     (a message with neither is not sent).
+         */
+        WebhookPayload: {
+            /**
+             * @description A reply as a `> **author**: text` quote (the quoted text cut to 500 characters, with an
+             *     ellipsis), then the message text as stored, then the attachment URLs one per line. Over 2000,
+             *     the quote is cut first (down to 100 characters of the replied-to message), then the text, each
+             *     with an ellipsis, so that the attachment URLs fit whole.
+             */
+            content?: string;
+            /** @description The author's name; left out when empty (the webhook's own name is shown). */
+            username?: string;
+            /**
+             * Format: uri
+             * @description The author's avatar; left out unless an absolute http(s) URL.
+             */
+            avatar_url?: string;
+            /** @description One embed, when the message has one with any content. */
+            embeds?: components["schemas"]["WebhookEmbed"][];
+            /** @description Always `{"parse": []}`, so bridged text never pings anyone. */
+            allowed_mentions: {
+                parse: string[];
+            };
+        };
     };
     responses: {
-        /** @description The request is invalid; `errors` names each offending parameter. Nothing was changed. */
-        BadRequest: {
+        /** @description Any other answer, always a problem document without internal detail: `405` for a method the path does not have (with `Allow`), `408` when the request head took over 10 seconds, `413` for a request too large, `415` for a body that is not JSON or an unsupported `Content-Encoding`, `417` for an `Expect` header other than `100-continue`, `431` for a head over 128 KiB, and `500` for a bug (a path that no operation has is `404`). */
+        UnexpectedError: {
             headers: {
+                Allow: components["headers"]["Allow"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Any other answer, always a problem document without internal detail: `405` for a method the path does not have (with `Allow`), `408` when the request head took over 10 seconds, `413` for a request too large, `415` for a body that is not JSON or an unsupported `Content-Encoding`, `417` for an `Expect` header other than `100-continue`, `431` for a head over 128 KiB, and `500` for a bug (a path that no operation has is `404`). */
-        UnexpectedError: {
+        /** @description The home page. */
+        HomePage: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The request is invalid; `errors` names each offending parameter. Nothing was changed. */
+        BadRequest: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -655,20 +770,17 @@ export interface components {
         /** @description The endpoint record (as committed, for an update). */
         Record: {
             headers: {
-                /**
-                 * @description While a message is pending: its number, which grows by one with every `trigger=true` on this
-                 *     endpoint. Absent while the endpoint is idle. Pass it to `markRead` as `message_number` to
-                 *     acknowledge exactly the message the bot relayed.
-                 */
-                "Chatbridge-Message-Number"?: number;
-                /** @description The endpoint's sustained requests per second (when the per-endpoint limit is on). */
-                "RateLimit-Limit"?: number;
-                /** @description Requests left in the current second's budget; the burst allowance is not counted, so `0` does not mean the next request is refused (only a `429` says that). */
-                "RateLimit-Remaining"?: number;
-                /** @description Seconds until the current window resets. */
-                "RateLimit-Reset"?: number;
-                /** @description The request's id, as it appears in the server's log line for it (every answer carries one). Taken from the request's own `X-Request-Id` when that is 1-128 characters of `A-Za-z0-9._:-` and cannot hold a token; otherwise generated. */
-                "X-Request-Id"?: string;
+                "Chatbridge-Message-Number": components["headers"]["Chatbridge-Message-Number"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -678,13 +790,17 @@ export interface components {
         /** @description Endpoint operations: the token is missing, empty or wrong, belongs to another endpoint, or the endpoint does not exist; the body is the same in every case, so endpoint IDs cannot be enumerated. Admin operations: the admin token is missing or wrong, or the admin API is disabled. */
         Unauthorized: {
             headers: {
-                /**
-                 * @description The challenge (RFC 9110 requires one on every `401`). Endpoint operations:
-                 *     `ApiKey realm="chatbridge", in="query", name="token"` (the token travels in the `token` query
-                 *     parameter; no registered HTTP scheme describes that, so the challenge names it as this spec's
-                 *     `endpointToken` scheme does). Admin operations: `Bearer realm="chatbridge-admin"` (RFC 6750).
-                 */
-                "WWW-Authenticate"?: string;
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -694,14 +810,17 @@ export interface components {
         /** @description A rate limit was reached: too many failed authentications from this address (for this endpoint, or in all), too many requests for this endpoint, or (`streamEndpointEvents`) too many streams open for this endpoint. Wait `Retry-After` seconds. Nothing was changed. */
         TooManyRequests: {
             headers: {
-                /** @description Seconds to wait before retrying. */
-                "Retry-After"?: number;
-                /** @description The endpoint's sustained requests per second (per-endpoint limit only). */
-                "RateLimit-Limit"?: number;
-                /** @description Requests left in the current second's budget (per-endpoint limit only); the burst allowance is not counted. */
-                "RateLimit-Remaining"?: number;
-                /** @description Seconds until the window resets (per-endpoint limit only). */
-                "RateLimit-Reset"?: number;
+                "Retry-After": components["headers"]["Retry-After"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -711,8 +830,17 @@ export interface components {
         /** @description The store is unavailable (the database is unreachable, or another process held SQLite's write lock for 5 seconds). Nothing was changed; retry after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
-                /** @description Seconds to wait before retrying. */
-                "Retry-After"?: number;
+                "Retry-After": components["headers"]["Retry-After"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -722,6 +850,16 @@ export interface components {
         /** @description `message_number` names a message that is no longer pending: a newer message replaced it, or it finished or expired. Nothing was marked; read the record again for what is pending now. */
         MessageNotPending: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -730,20 +868,57 @@ export interface components {
         };
         /**
          * @description The stream of changes, open until the client disconnects, the token stops being valid or the
-         *     server shuts down. Sent with `Cache-Control: no-store` and `X-Accel-Buffering: no` (so proxies that
-         *     buffer, such as nginx, pass events on at once).
+         *     server shuts down. UTF-8 text in the `text/event-stream` format, made of these blocks, each ended by
+         *     an empty line:
+         *
+         *     - `retry: 2000`: sent first; a client that loses the stream waits 2 seconds before reconnecting.
+         *     - An **event**, three lines: `id: <version>`, `event: record` or `event: reset`, and
+         *       `data: <EndpointEvent as JSON, on one line>` (the schema below is that of `data`).
+         *       `id` is the record's **version**: a decimal integer that starts at `0` when the endpoint is
+         *       created and grows by exactly one with every committed change, so the event IDs of one endpoint
+         *       increase one by one, on every server instance. A change that writes nothing (an update that
+         *       changes nothing, `only_check`, `markRead` of a platform that has already read) makes no event.
+         *       `record` is the first event of a stream opened without `Last-Event-ID`, and every change after
+         *       that; `reset` is sent instead of replaying when the client resumes from a version the server no
+         *       longer keeps (older than the replay window, or unknown): treat its record as the whole truth.
+         *       Events after it are `record` events again.
+         *     - `: heartbeat`: a comment, every 15 seconds, to keep idle connections open. Clients ignore it; one
+         *       that has heard nothing for much longer (say 45 seconds) should reconnect.
+         *
+         *     **Reconnecting**: send the last event ID received as the `Last-Event-ID` header (or the
+         *     `last_event_id` query parameter). The server replays every change after it from its replay window:
+         *     the last 100 changes of the endpoint, none older than 10 minutes. Events are never split, reordered
+         *     or repeated within a stream; a client that resumes always continues with the next version.
          */
         EventStream: {
             headers: {
+                "X-Accel-Buffering": components["headers"]["X-Accel-Buffering"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
-                "text/event-stream": components["schemas"]["EventStream"];
+                "text/event-stream": components["schemas"]["EndpointEvent"];
             };
         };
         /** @description A page of endpoint IDs. */
         EndpointPage: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -753,6 +928,13 @@ export interface components {
         /** @description Created. The token is shown only in this response. */
         IssuedToken: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -762,15 +944,43 @@ export interface components {
         /** @description An endpoint with this ID already exists. */
         Conflict: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Deleted. */
+        Deleted: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description No endpoint has this ID. */
         NotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -780,10 +990,114 @@ export interface components {
         /** @description Rotated. The old token no longer works; the new one is shown only in this response. */
         RotatedToken: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["IssuedToken"];
+            };
+        };
+        /** @description The process is alive. */
+        HealthLive: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Health"];
+            };
+        };
+        /** @description Ready to serve requests. */
+        HealthReady: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Health"];
+            };
+        };
+        /** @description Not ready; see `checks`. */
+        NotReady: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Health"];
+            };
+        };
+        /** @description The current metrics. */
+        Metrics: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/plain": string;
+            };
+        };
+        /** @description The API docs. */
+        DocsPage: {
+            headers: {
+                "Accept-Ranges": components["headers"]["Accept-Ranges"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "text/html": string;
+            };
+        };
+        /** @description The docs were not built (the server runs from its sources); `pnpm build` builds them. */
+        DocsNotBuilt: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
     };
@@ -803,8 +1117,9 @@ export interface components {
          * @description Makes every list parameter of this request overwrite the element at this zero-based position
          *     instead of appending. The position must already exist in each list named by the request. `400`, with
          *     nothing applied, when it does not, when a list value is comma-separated, when no list parameter is
-         *     given, or when the value already stands at another position of that list.
-         * @example 0
+         *     given, or when the value already stands at another position of that list. It has no example: the
+         *     examples of this operation's parameters make one request that succeeds on a new endpoint, whose
+         *     lists have no position yet.
          */
         index: number;
         /**
@@ -852,8 +1167,7 @@ export interface components {
          */
         webhook_chat_d: string;
         /**
-         * @description Log channel ID for `chat_a`; overwrites `config.logs.chat_a`. The seed set no bound; this service
-         *     accepts 1 to 100 characters.
+         * @description Log channel ID for `chat_a`; overwrites `config.logs.chat_a`. 1 to 100 characters.
          *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
          *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example 912345678901234599
@@ -881,8 +1195,8 @@ export interface components {
          */
         log_chat_d: string;
         /**
-         * @description Channel ID for `chat_a`, appended to `config.channels.chat_a` (or written at `index`). The seed set no
-         *     bound; this service accepts 1 to 100 characters.
+         * @description Channel ID for `chat_a`, appended to `config.channels.chat_a` (or written at `index`). 1 to 100
+         *     characters.
          *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
          *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example 912345678901234500
@@ -928,9 +1242,9 @@ export interface components {
         allowed_ids: string;
         /**
          * @description Sets `config.self-user`: whether the service itself delivers each new message to the `chat_a` and
-         *     `chat_b` webhooks of its bridge (see "Bridging by the service"). Absent means unchanged (the
+         *     `chat_b` webhooks of its bridge (see "Bridging by the service" in `docs/api-conventions.md`). Absent means unchanged (the
          *     initial value is `false`).
-         * @example true
+         * @example false
          */
         selfuse: boolean;
         /**
@@ -946,11 +1260,11 @@ export interface components {
         sender: "chat_a" | "chat_b" | "chat_c" | "chat_d";
         /**
          * @description The channel ID the current message was sent from; sets `meta.sender-channel`. Its position in
-         *     `config.channels.<sender>` names the bridge the message travels over (see Bridging by the service):
+         *     `config.channels.<sender>` names the bridge the message travels over (see "Bridging by the service" in `docs/api-conventions.md`):
          *     a channel that is not in that list bridges nowhere, so on a self-user endpoint nothing is delivered
-         *     and the message expires at its TTL. The seed bounds this parameter to 10-80 characters, narrower
-         *     than some `channel_*` parameters: a channel ID outside that range can be bridged but cannot be
-         *     named as the sender channel.
+         *     and the message expires at its TTL. 10 to 80 characters, as the original interface bounds it; this
+         *     is narrower than some `channel_*` parameters: a channel ID outside that range can be bridged but
+         *     cannot be named as the sender channel.
          *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
          *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example channel-c-1234
@@ -1054,12 +1368,12 @@ export interface components {
         /**
          * @description With `true`, nothing is changed: every other parameter is validated but ignored, and the record is
          *     returned. Bots use it to check for unread messages.
-         * @example true
+         * @example false
          */
         only_check: boolean;
         /**
          * @description The platform that has read the current message.
-         * @example chat_c
+         * @example chat_a
          */
         platform: components["schemas"]["Platform"];
         /**
@@ -1068,7 +1382,7 @@ export interface components {
          *     message replaced it, or it finished or expired), nothing changes and the answer is `409`, so an
          *     acknowledgement that arrives late never marks a message the bot has not relayed. Without it, the
          *     message pending when the request is processed is marked (the behaviour of bots written before it).
-         * @example 7
+         * @example 1
          */
         message_number: number;
         /**
@@ -1083,7 +1397,9 @@ export interface components {
          * @description Resume after this version: the ID of the last event received, as an `EventSource` sends it when it
          *     reconnects. A value that is not a version of this endpoint (not a decimal number, or newer than the
          *     current version) is answered like one older than the replay window: with a `reset` event. Leading
-         *     zeros are read as in `last_event_id` (`04` is version 4). An empty value counts as absent.
+         *     zeros are read as in `last_event_id` (`04` is version 4). An empty value counts as absent. At most 64
+         *     visible ASCII characters (the IDs this server sends are decimal numbers of at most 16 digits); a longer
+         *     value, or one with spaces, control or non-ASCII characters, is answered `400`.
          * @example 41
          */
         "Last-Event-ID": string;
@@ -1099,7 +1415,93 @@ export interface components {
         cursor: string;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description On a `405`, the methods the path has (every `GET` path also allows `HEAD`).
+         * @example GET, HEAD
+         */
+        Allow: string;
+        /**
+         * @description The endpoint's sustained requests per second (`CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT`, default 50). Sent by the endpoint operations (not the admin or health ones) once the request passed validation, while the per-endpoint limit is on.
+         * @example 50
+         */
+        "RateLimit-Limit": number;
+        /**
+         * @description Requests left in the current second's budget. The burst allowance is not counted, so `0` does not mean the next request is refused (only a `429` says that).
+         * @example 49
+         */
+        "RateLimit-Remaining": number;
+        /**
+         * @description Seconds until the current window resets.
+         * @example 1
+         */
+        "RateLimit-Reset": number;
+        /**
+         * @description The request's id, as it appears in the server's log line for it. Taken from the request's own `X-Request-Id` when that is 1 to 128 characters of `A-Z a-z 0-9 . _ : -` and cannot hold a token; otherwise generated (a UUID).
+         * @example 59366ac0-f14f-4ac1-958f-59f22029be03
+         */
+        "X-Request-Id": string;
+        /**
+         * @description Always `no-store`. Records change with every message and a record's URL carries its token, so no answer may be kept by a browser or a shared cache; poll, or follow the event stream, instead.
+         * @example no-store
+         */
+        "Cache-Control": "no-store";
+        /**
+         * @description Nothing in an answer may load, run or be framed: `default-src 'none';frame-ancestors 'none'`. The docs page (`getDocs`) allows its own inline script, styles and data: images and fonts, nothing from the network.
+         * @example default-src 'none';frame-ancestors 'none'
+         */
+        "Content-Security-Policy": string;
+        /**
+         * @description Always `same-origin`; a page of another origin cannot embed an answer.
+         * @example same-origin
+         */
+        "Cross-Origin-Resource-Policy": "same-origin";
+        /**
+         * @description `max-age=31536000; includeSubDomains`: behind TLS, browsers use HTTPS only for a year.
+         * @example max-age=31536000; includeSubDomains
+         */
+        "Strict-Transport-Security": string;
+        /**
+         * @description Always `nosniff`; browsers take `Content-Type` as given.
+         * @example nosniff
+         */
+        "X-Content-Type-Options": "nosniff";
+        /**
+         * @description Always `DENY`; no answer may be framed.
+         * @example DENY
+         */
+        "X-Frame-Options": "DENY";
+        /**
+         * @description While a message is pending: its number, which grows by one with every `trigger=true` on this
+         *     endpoint. Absent while the endpoint is idle. Pass it to `markRead` as `message_number` to
+         *     acknowledge exactly the message the bot relayed.
+         * @example 7
+         */
+        "Chatbridge-Message-Number": number;
+        /**
+         * @description The challenge (RFC 9110 requires one on every `401`). Endpoint operations:
+         *     `ApiKey realm="chatbridge", in="query", name="token"` (the token travels in the `token` query
+         *     parameter; no registered HTTP scheme describes that, so the challenge names it as this spec's
+         *     `endpointToken` scheme does). Admin operations: `Bearer realm="chatbridge-admin"` (RFC 6750).
+         * @example ApiKey realm="chatbridge", in="query", name="token"
+         */
+        "WWW-Authenticate": string;
+        /**
+         * @description Seconds to wait before retrying.
+         * @example 1
+         */
+        "Retry-After": number;
+        /**
+         * @description Always `no` on the event stream, so proxies that buffer (such as nginx) pass events on at once.
+         * @example no
+         */
+        "X-Accel-Buffering": "no";
+        /**
+         * @description `bytes`: the docs page is a static file, and may be fetched in ranges.
+         * @example bytes
+         */
+        "Accept-Ranges": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1113,16 +1515,9 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The home page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
+            200: components["responses"]["HomePage"];
             400: components["responses"]["BadRequest"];
+            default: components["responses"]["UnexpectedError"];
         };
     };
     getEndpoint: {
@@ -1168,8 +1563,9 @@ export interface operations {
                  * @description Makes every list parameter of this request overwrite the element at this zero-based position
                  *     instead of appending. The position must already exist in each list named by the request. `400`, with
                  *     nothing applied, when it does not, when a list value is comma-separated, when no list parameter is
-                 *     given, or when the value already stands at another position of that list.
-                 * @example 0
+                 *     given, or when the value already stands at another position of that list. It has no example: the
+                 *     examples of this operation's parameters make one request that succeeds on a new endpoint, whose
+                 *     lists have no position yet.
                  */
                 index?: components["parameters"]["index"];
                 /**
@@ -1217,8 +1613,7 @@ export interface operations {
                  */
                 webhook_chat_d?: components["parameters"]["webhook_chat_d"];
                 /**
-                 * @description Log channel ID for `chat_a`; overwrites `config.logs.chat_a`. The seed set no bound; this service
-                 *     accepts 1 to 100 characters.
+                 * @description Log channel ID for `chat_a`; overwrites `config.logs.chat_a`. 1 to 100 characters.
                  *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
                  *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example 912345678901234599
@@ -1246,8 +1641,8 @@ export interface operations {
                  */
                 log_chat_d?: components["parameters"]["log_chat_d"];
                 /**
-                 * @description Channel ID for `chat_a`, appended to `config.channels.chat_a` (or written at `index`). The seed set no
-                 *     bound; this service accepts 1 to 100 characters.
+                 * @description Channel ID for `chat_a`, appended to `config.channels.chat_a` (or written at `index`). 1 to 100
+                 *     characters.
                  *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
                  *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example 912345678901234500
@@ -1293,9 +1688,9 @@ export interface operations {
                 allowed_ids?: components["parameters"]["allowed_ids"];
                 /**
                  * @description Sets `config.self-user`: whether the service itself delivers each new message to the `chat_a` and
-                 *     `chat_b` webhooks of its bridge (see "Bridging by the service"). Absent means unchanged (the
+                 *     `chat_b` webhooks of its bridge (see "Bridging by the service" in `docs/api-conventions.md`). Absent means unchanged (the
                  *     initial value is `false`).
-                 * @example true
+                 * @example false
                  */
                 selfuse?: components["parameters"]["selfuse"];
                 /**
@@ -1311,11 +1706,11 @@ export interface operations {
                 sender?: components["parameters"]["sender"];
                 /**
                  * @description The channel ID the current message was sent from; sets `meta.sender-channel`. Its position in
-                 *     `config.channels.<sender>` names the bridge the message travels over (see Bridging by the service):
+                 *     `config.channels.<sender>` names the bridge the message travels over (see "Bridging by the service" in `docs/api-conventions.md`):
                  *     a channel that is not in that list bridges nowhere, so on a self-user endpoint nothing is delivered
-                 *     and the message expires at its TTL. The seed bounds this parameter to 10-80 characters, narrower
-                 *     than some `channel_*` parameters: a channel ID outside that range can be bridged but cannot be
-                 *     named as the sender channel.
+                 *     and the message expires at its TTL. 10 to 80 characters, as the original interface bounds it; this
+                 *     is narrower than some `channel_*` parameters: a channel ID outside that range can be bridged but
+                 *     cannot be named as the sender channel.
                  *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
                  *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example channel-c-1234
@@ -1419,7 +1814,7 @@ export interface operations {
                 /**
                  * @description With `true`, nothing is changed: every other parameter is validated but ignored, and the record is
                  *     returned. Bots use it to check for unread messages.
-                 * @example true
+                 * @example false
                  */
                 only_check?: components["parameters"]["only_check"];
             };
@@ -1454,7 +1849,7 @@ export interface operations {
                 token: components["parameters"]["token"];
                 /**
                  * @description The platform that has read the current message.
-                 * @example chat_c
+                 * @example chat_a
                  */
                 platform: components["parameters"]["platform"];
                 /**
@@ -1463,7 +1858,7 @@ export interface operations {
                  *     message replaced it, or it finished or expired), nothing changes and the answer is `409`, so an
                  *     acknowledgement that arrives late never marks a message the bot has not relayed. Without it, the
                  *     message pending when the request is processed is marked (the behaviour of bots written before it).
-                 * @example 7
+                 * @example 1
                  */
                 message_number?: components["parameters"]["message_number"];
             };
@@ -1511,7 +1906,9 @@ export interface operations {
                  * @description Resume after this version: the ID of the last event received, as an `EventSource` sends it when it
                  *     reconnects. A value that is not a version of this endpoint (not a decimal number, or newer than the
                  *     current version) is answered like one older than the replay window: with a `reset` event. Leading
-                 *     zeros are read as in `last_event_id` (`04` is version 4). An empty value counts as absent.
+                 *     zeros are read as in `last_event_id` (`04` is version 4). An empty value counts as absent. At most 64
+                 *     visible ASCII characters (the IDs this server sends are decimal numbers of at most 16 digits); a longer
+                 *     value, or one with spaces, control or non-ASCII characters, is answered `400`.
                  * @example 41
                  */
                 "Last-Event-ID"?: components["parameters"]["Last-Event-ID"];
@@ -1600,13 +1997,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            204: components["responses"]["Deleted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -1648,16 +2039,9 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The process is alive. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Health"];
-                };
-            };
+            200: components["responses"]["HealthLive"];
             400: components["responses"]["BadRequest"];
+            default: components["responses"]["UnexpectedError"];
         };
     };
     getReadiness: {
@@ -1669,25 +2053,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready to serve requests. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Health"];
-                };
-            };
+            200: components["responses"]["HealthReady"];
             400: components["responses"]["BadRequest"];
-            /** @description Not ready; see `checks`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Health"];
-                };
-            };
+            503: components["responses"]["NotReady"];
+            default: components["responses"]["UnexpectedError"];
         };
     };
     getMetrics: {
@@ -1699,16 +2068,9 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The current metrics. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/plain": string;
-                };
-            };
+            200: components["responses"]["Metrics"];
             400: components["responses"]["BadRequest"];
+            default: components["responses"]["UnexpectedError"];
         };
     };
     getDocs: {
@@ -1720,24 +2082,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The API docs. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
+            200: components["responses"]["DocsPage"];
             400: components["responses"]["BadRequest"];
-            /** @description The docs were not built (the server runs from its sources); `pnpm build` builds them. */
-            404: {
+            404: components["responses"]["DocsNotBuilt"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deliverMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `<endpoint>:<message number>:<platform>:<delivery number>`, the same on every retry of one
+                 *     delivery and never reused, so a receiver that honours it can drop duplicates.
+                 * @example 912345678901234567:7:chat_a:42
+                 */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookPayload"];
+            };
+        };
+        responses: {
+            /** @description Delivered (any `2xx` answer counts); the platform is marked read. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                content?: never;
+            };
+            /** @description Not delivered. `408`, `429` and `5xx` are retried until the message expires (a `Retry-After` honoured up to 5 minutes); any other answer drops the delivery. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
                 };
+                content?: never;
             };
         };
     };

@@ -1,7 +1,7 @@
 // The webhook request body built from an endpoint record's latest message: the common chat-webhook
 // JSON (Discord-style execute-webhook body). Pure: no I/O, no clock, no randomness.
 //
-// Decisions (copy into the spec/README):
+// Decisions (the spec's WebhookPayload schema states them for receivers):
 //
 // - Source. Only `meta.message` is read; `config` and the other `meta` members play no part.
 // - `content` is assembled from up to three blocks joined by "\n", in this order:
@@ -41,32 +41,18 @@
 // - Null and absent members are omitted, never sent as null.
 // - A payload without `content` and without `embeds` is not deliverable (platforms answer 400);
 //   `isEmptyPayload` tells the caller to skip it.
+import type { components, webhooks } from '@chatbridge/api';
 import type { Embed, EndpointRecord } from '../domain/record.ts';
 import { EMBED_NONE } from '../domain/record.ts';
 import { isHttpUrl } from '../domain/urls.ts';
 
-export interface WebhookEmbedField {
-  name: string;
-  value: string;
-  inline: boolean;
-}
-
-export interface WebhookEmbed {
-  title?: string;
-  description?: string;
-  footer?: { text: string };
-  image?: { url: string };
-  thumbnail?: { url: string };
-  fields?: WebhookEmbedField[];
-}
-
-export interface WebhookPayload {
-  content?: string;
-  username?: string;
-  avatar_url?: string;
-  embeds?: WebhookEmbed[];
-  allowed_mentions: { parse: [] };
-}
+/**
+ * The request body a webhook receives, as the spec's `webhooks.messagePending` declares it (generated
+ * from openapi/components/schemas/WebhookPayload.yaml, so the code and the published contract agree).
+ */
+export type WebhookPayload = webhooks['messagePending']['post']['requestBody']['content']['application/json'];
+export type WebhookEmbed = components['schemas']['WebhookEmbed'];
+export type WebhookEmbedField = components['schemas']['WebhookEmbedField'];
 
 export const PAYLOAD_LIMITS = {
   content: 2000,

@@ -4,7 +4,8 @@ import type { Request, Response } from 'express';
 import type { operations } from '@chatbridge/api';
 import { endAtTurnEnd } from './endAtTurnEnd.ts';
 
-export type OperationId = keyof operations;
+/** `webhooks` operations (`deliverMessage`) are requests the service sends, not ones it serves. */
+export type OperationId = Exclude<keyof operations, 'deliverMessage'>;
 export type Handler = (req: Request, res: Response) => Promise<void> | void;
 export type Handlers = { [K in OperationId]: Handler };
 

@@ -30,7 +30,7 @@ export function loadSpecSchemas(specPath: string = bundledSpecPath): SpecSchemas
   addFormats(ajv);
   // The bundle is one schema resource, so `#/components/...` pointers resolve inside it; its
   // OpenAPI-only members are inert keywords.
-  for (const keyword of ['openapi', 'info', 'servers', 'tags', 'paths', 'components']) ajv.addKeyword(keyword);
+  for (const keyword of ['openapi', 'info', 'servers', 'tags', 'paths', 'webhooks', 'components']) ajv.addKeyword(keyword);
   ajv.addSchema({ ...spec, $id: SPEC_ID });
   const compiled = new Map<string, ValidateFunction>();
   const validator = (pointer: string) => {

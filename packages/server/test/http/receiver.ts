@@ -1,12 +1,15 @@
 // A local webhook receiver for relay tests: records every POST and answers from a script.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { payloadViolations } from './webhookContract.ts';
 
 export interface Received {
   path: string;
   body: Record<string, unknown>;
   idempotencyKey: string | undefined;
   at: number;
+  /** How the body departs from the spec's webhook payload schema; empty when it complies. */
+  violations: string[];
 }
 
 export interface Answer {
@@ -41,9 +44,11 @@ export async function startReceiver(): Promise<Receiver> {
   const held: (() => void)[] = [];
   const server: Server = createServer(async (req, res) => {
     const body = await readBody(req);
+    const parsed = JSON.parse(body || '{}') as Record<string, unknown>;
     received.push({
       path: req.url ?? '',
-      body: JSON.parse(body || '{}'),
+      body: parsed,
+      violations: payloadViolations(parsed),
       idempotencyKey: req.headers['idempotency-key'] as string | undefined,
       at: Date.now(),
     });

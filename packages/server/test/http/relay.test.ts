@@ -28,7 +28,10 @@ beforeEach(() => {
 afterEach(async () => {
   receiver.release();
   await Promise.all(running.splice(0).map((s) => s.close().catch(() => undefined)));
+  // Every payload any test here delivered must be what the spec's webhooks section declares.
+  const offSpec = receiver.received.flatMap((r) => r.violations.map((v) => `${r.path}: ${v}`));
   receiver.received.length = 0;
+  expect(offSpec).toEqual([]);
   receiver.script();
 });
 
@@ -88,6 +91,29 @@ describe('relay: delivery', () => {
     expect(new Set(receiver.received.map((r) => r.idempotencyKey)).size).toBe(2);
     expect(await client.getEndpoint(id, token)).toMatchObject({ meta: initialRecord().meta });
     expect(await server.store.countDeliveries()).toBe(0);
+  });
+
+  it("when a reply with attachments, an avatar and an embed at their limits is delivered, then every payload is the spec's webhook payload", async () => {
+    const { server, client } = await start();
+    const { id, token } = await community(client, server);
+    const fields = Array.from({ length: 28 }, (_, i) => ({ name: `f${i}`, value: i === 0 ? '' : 'v', inline: i % 2 === 0 }));
+    await client.updateEndpoint(id, token, {
+      sender: 'chat_c',
+      sender_channel: 'c-0000-chan',
+      message_author_name: 'Ada',
+      message_author_avatar: 'https://cdn.chat-c.example.com/avatars/123456789/abcdef0123456789.png',
+      message_content: 'x'.repeat(1500),
+      message_attachments: 'https://cdn.chat-c.example.com/files/a.png,https://cdn.chat-c.example.com/files/b.png',
+      message_embed: JSON.stringify({ title: 'Release', description: '', image: 'not a url', fields }),
+      message_reply: true,
+      message_reply_author: 'Grace Hopper',
+      message_reply_message: 'line one\nline two '.repeat(60),
+      trigger: true,
+    });
+    await eventually(() => receiver.received.length === 2);
+    expect(receiver.received.map((r) => r.violations)).toEqual([[], []]);
+    expect(receiver.received[0]!.body).toMatchObject({ username: 'Ada', embeds: [{ title: 'Release' }], allowed_mentions: { parse: [] } });
+    expect((receiver.received[0]!.body.content as string).length).toBe(2000);
   });
 
   it('when chat_b posts, then only chat_a is delivered to; chat_b is the sender', async () => {
