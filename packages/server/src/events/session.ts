@@ -6,8 +6,7 @@
 import type { Request, Response } from 'express';
 import type { EndpointRecord } from '../domain/record.ts';
 import type { Logger } from '../logger.ts';
-import type { EndpointStore } from '../store/port.ts';
-import { tokenMatchesDigest } from '../tokens.ts';
+import type { EndpointStore, StoredEndpoint } from '../store/port.ts';
 import type { EventStreams } from './streams.ts';
 
 export type EventType = 'record' | 'reset';
@@ -45,8 +44,13 @@ export interface EventStreamOptions {
   store: EndpointStore;
   streams: EventStreams;
   endpointId: string;
-  /** The token the stream was opened with; checked again whenever the stream looks at the store. */
-  token: string;
+  /**
+   * Whether the credential the stream was opened with still opens the endpoint as read now: checked
+   * whenever the stream looks at the store, so a rotated token or key ends it.
+   */
+  stillAuthorized: (row: StoredEndpoint) => boolean | Promise<boolean>;
+  /** The bot whose key opened the stream, if one did: rotating or deleting that key ends it. */
+  bot?: string | undefined;
   resume: ResumePoint;
   req: Request;
   res: Response;
@@ -56,7 +60,7 @@ export interface EventStreamOptions {
 
 /** Starts the stream (the caller has authenticated the request) and returns at once. */
 export function openEventStream(o: EventStreamOptions): void {
-  const { store, streams, endpointId, token, res } = o;
+  const { store, streams, endpointId, res } = o;
   const { heartbeatMs, retryMs, batchSize, stallMs } = streams.settings;
 
   res.status(200);
@@ -114,10 +118,11 @@ export function openEventStream(o: EventStreamOptions): void {
   const look = async (): Promise<boolean> => {
     const row = await store.get(endpointId);
     if (ended) return false;
-    if (!row || !tokenMatchesDigest(row.tokenHash, token)) {
-      end(); // deleted, or the token was rotated
+    if (!row || !(await o.stillAuthorized(row))) {
+      end(); // deleted, or the token or key was rotated
       return false;
     }
+    if (ended) return false;
     if (last === undefined) {
       send(row.version, o.resume.kind === 'unknown' ? 'reset' : 'record', row.record);
       return false;
@@ -167,7 +172,7 @@ export function openEventStream(o: EventStreamOptions): void {
   };
 
   const unsubscribe = streams.feed.subscribe(endpointId, wake);
-  const untrack = streams.track(end, endpointId);
+  const untrack = streams.track(end, endpointId, o.bot);
   const heartbeat = setInterval(() => {
     if (stalledSince !== undefined && Date.now() - stalledSince >= stallMs) {
       res.destroy(); // what it holds is dropped with the socket; a live client resumes from its last event
