@@ -9,7 +9,9 @@ import { RESERVED_ENDPOINT_IDS } from '../../src/domain/reservedIds.ts';
 import { startTestServer } from '../../src/testing.ts';
 import { failure, raw, useServer } from './harness.ts';
 
-const h = useServer();
+// Heartbeats (which also re-check the credential) far apart: a stream that ends, ends because the
+// rotation or deletion ended it.
+const h = useServer({ events: { heartbeatMs: 600_000 } });
 let counter = 0;
 const nextId = (prefix: string) => `${prefix}-${++counter}`;
 
