@@ -31,7 +31,7 @@ export class BotKeyCache {
 
   constructor(store: Pick<EndpointStore, 'listBots'>, options: { clock?: () => number; maxAgeMs?: number } = {}) {
     this.store = store;
-    this.clock = options.clock ?? Date.now;
+    this.clock = options.clock ?? (() => Date.now());
     this.maxAgeMs = options.maxAgeMs ?? BOT_KEYS_MAX_AGE_MS;
   }
 
