@@ -191,6 +191,11 @@ describe('bot keys and the log', () => {
       const rotated = await admin.rotateBotKey(bot.id);
       await raw(`${server.url}/${id}`, { headers: bearer(bot.key) }); // 401: rotated
       await createChatbridgeClient({ baseUrl: server.url, botKey: rotated.key }).getEndpoint(id);
+      // A key in the wrong place: as the request id, in the path (whole or split), as the token.
+      await raw(`${server.url}/-/live`, { headers: { 'x-request-id': rotated.key } });
+      await raw(`${server.url}/${rotated.key}`);
+      await raw(`${server.url}/${rotated.key.slice(0, 30)}/${rotated.key.slice(30)}`);
+      await raw(`${server.url}/${id}?token=${rotated.key}`);
       await new Promise((resolve) => setTimeout(resolve, 50)); // log lines are written when responses close
       const log = lines.join('');
       expect(lines.length).toBeGreaterThan(8);
