@@ -17,6 +17,7 @@ export const streamEndpointEvents =
     const found = await store.get(endpointId);
     const actor = authenticate(req, found, bots);
     if (!actor) throw unauthorized();
+    const byKey = actor.kind === 'bot';
     if (events.full(endpointId)) {
       res.setHeader('Retry-After', String(STREAM_RETRY_AFTER_SECONDS));
       throw new HttpProblem(429, `This endpoint has ${events.settings.maxPerEndpoint} event streams open on this server; close one or retry later.`);
@@ -28,10 +29,10 @@ export const streamEndpointEvents =
       // Checked again at every look: a rotated token, or a rotated or deleted key (once this instance
       // has read the bots again), ends the stream.
       stillAuthorized: async (row) => {
-        await bots.fresh();
+        if (byKey) await bots.fresh();
         return authenticate(req, row, bots) !== undefined;
       },
-      bot: actor.kind === 'bot' ? actor.bot : undefined,
+      bot: byKey ? actor.bot : undefined,
       resume: resumePoint(req.headers['last-event-id'], last_event_id),
       req,
       res,
