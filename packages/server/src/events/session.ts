@@ -45,7 +45,7 @@ export interface EventStreamOptions {
   streams: EventStreams;
   endpointId: string;
   /**
-   * Whether the credential the stream was opened with still opens the endpoint as read now: checked
+   * Whether the credential the stream was opened with still opens the endpoint, as `row` reads now: checked
    * whenever the stream looks at the store, so a rotated token or key ends it.
    */
   stillAuthorized: (row: StoredEndpoint) => boolean | Promise<boolean>;
