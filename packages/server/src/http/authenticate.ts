@@ -72,9 +72,24 @@ export function credentialCheck(bots: BotKeyCache): RequestHandler {
 export function authenticate(req: Request, found: { tokenHash: Uint8Array } | undefined, bots: BotKeyCache): Actor | undefined {
   const credential = credentialOf(req);
   if (credential?.kind === 'botKey') {
-    const bot = bots.find(credential.digest);
     // The key is compared whether or not the endpoint exists, so timing does not tell which.
-    return digestsMatch(bot?.keyHash, credential.digest) && found !== undefined ? { kind: 'bot', bot: bot!.id, platform: bot!.platform } : undefined;
+    const bot = botOf(credential.digest, bots);
+    return bot && found !== undefined ? bot : undefined;
   }
   return digestsMatch(found?.tokenHash, credential?.digest) ? { kind: 'token' } : undefined;
+}
+
+/**
+ * The bot a request's key belongs to, for operations that address no one endpoint (every endpoint
+ * of the service is open to a bot key); undefined without a valid key. Same comparison as authenticate.
+ */
+export function authenticateBot(req: Request, bots: BotKeyCache): Extract<Actor, { kind: 'bot' }> | undefined {
+  const credential = credentialOf(req);
+  return credential?.kind === 'botKey' ? botOf(credential.digest, bots) : undefined;
+}
+
+/** One constant-time comparison, against a fixed digest when no bot has this key's digest. */
+function botOf(digest: Buffer, bots: BotKeyCache): Extract<Actor, { kind: 'bot' }> | undefined {
+  const bot = bots.find(digest);
+  return digestsMatch(bot?.keyHash, digest) && bot ? { kind: 'bot', bot: bot.id, platform: bot.platform } : undefined;
 }

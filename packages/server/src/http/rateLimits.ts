@@ -162,7 +162,7 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   // (proxy-addr parses X-Forwarded-For) is worked out only when something is blocked or a failure is
   // recorded.
   const middleware: RequestHandler = (req, res, next) => {
-    const tokenAuth = usesScheme(req, 'endpointToken');
+    const tokenAuth = usesScheme(req, 'endpointToken') || usesScheme(req, 'botKey');
     if (!tokenAuth && !usesScheme(req, 'adminBearer')) return next();
     if (blockedUntil.size > 0) {
       const client = req.ip ?? 'unknown';
@@ -194,7 +194,7 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   // it (the validator's for a missing token, the handler's for a wrong one).
   const observe: CompletionObserver = (req, res) => {
     if (!countsFailures || res.statusCode !== 401) return;
-    const tokenAuth = usesScheme(req, 'endpointToken');
+    const tokenAuth = usesScheme(req, 'endpointToken') || usesScheme(req, 'botKey');
     if (tokenAuth || usesScheme(req, 'adminBearer')) recordFailure(req.ip ?? 'unknown', credentialScope(req, tokenAuth));
   };
 

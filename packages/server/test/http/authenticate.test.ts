@@ -2,7 +2,7 @@
 import type { Request } from 'express';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { BotKeyCache } from '../../src/bots/keyCache.ts';
-import { authenticate } from '../../src/http/authenticate.ts';
+import { authenticate, authenticateBot } from '../../src/http/authenticate.ts';
 import * as tokens from '../../src/tokens.ts';
 
 vi.mock('../../src/tokens.ts', async (importOriginal) => {
@@ -51,6 +51,13 @@ describe('authenticate', () => {
     const bots = await botsWithOneKey();
     expect(authenticate(request({}, { token: TOKEN }), { tokenHash: tokens.hashToken(TOKEN) }, bots)).toEqual({ kind: 'token' });
     expect(authenticate(request({}, { token: TOKEN }), undefined, bots)).toBeUndefined();
+    expect(compare).toHaveBeenCalledTimes(2);
+  });
+
+  it('when an operation addresses no endpoint, then a known key names its bot and an unknown one is compared all the same', async () => {
+    const bots = await botsWithOneKey();
+    expect(authenticateBot(request({ authorization: `Bearer ${KEY}` }), bots)).toEqual({ kind: 'bot', bot: 'bot-b', platform: 'chat_b' });
+    expect(authenticateBot(request({ authorization: 'Bearer cbk_unknown' }), bots)).toBeUndefined();
     expect(compare).toHaveBeenCalledTimes(2);
   });
 
