@@ -65,6 +65,7 @@ function expectCompliant(operationId: string, response: CapturedResponse & { fro
 const WEBHOOK_A = 'https://chat-a.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz';
 const WEBHOOK_C = 'https://chat-c.example.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz';
 const ADMIN_ID = 'contract-admin';
+const ADMIN_BOT = 'contract-bot';
 
 interface Case {
   name: string;
@@ -199,6 +200,57 @@ const cases: Case[] = [
     status: 400,
     call: (t) => ({ method: 'DELETE', path: '/admin/endpoints/bad!id', bearer: t.adminToken }),
   },
+  {
+    name: 'when an admin creates a bot, then 201 with its platform and key',
+    operationId: 'createBot',
+    status: 201,
+    call: (t) => ({ method: 'POST', path: '/admin/bots', bearer: t.adminToken, json: { id: ADMIN_BOT, platform: 'chat_b' } }),
+  },
+  {
+    name: 'when an admin creates a bot for an unknown platform, then 400',
+    operationId: 'createBot',
+    status: 400,
+    call: (t) => ({ method: 'POST', path: '/admin/bots', bearer: t.adminToken, json: { id: ADMIN_BOT, platform: 'chat_z' } }),
+  },
+  {
+    name: 'when an admin lists bots, then 200 with the bots and no keys',
+    operationId: 'listBots',
+    status: 200,
+    call: (t) => ({ path: '/admin/bots', bearer: t.adminToken }),
+  },
+  {
+    name: "when an admin rotates a bot's key, then 200 with the new key",
+    operationId: 'rotateBotKey',
+    status: 200,
+    call: (t) => ({ method: 'POST', path: `/admin/bots/${ADMIN_BOT}/key`, bearer: t.adminToken }),
+  },
+  {
+    name: 'when an admin deletes a bot, then 204 without a body',
+    operationId: 'deleteBot',
+    status: 204,
+    call: (t) => ({ method: 'DELETE', path: `/admin/bots/${ADMIN_BOT}`, bearer: t.adminToken }),
+  },
+  {
+    name: 'when an admin deletes a bot with an invalid ID, then 400',
+    operationId: 'deleteBot',
+    status: 400,
+    call: (t) => ({ method: 'DELETE', path: '/admin/bots/bad!id', bearer: t.adminToken }),
+  },
+  ...(
+    [
+      ['createBot', 'POST', '/admin/bots'],
+      ['listBots', 'GET', '/admin/bots'],
+      ['rotateBotKey', 'POST', `/admin/bots/${ADMIN_BOT}/key`],
+      ['deleteBot', 'DELETE', `/admin/bots/${ADMIN_BOT}`],
+    ] as const
+  ).map(
+    ([operationId, method, path]): Case => ({
+      name: `when ${operationId} is called without a bearer token, then 401`,
+      operationId,
+      status: 401,
+      call: () => ({ method, path, json: operationId === 'createBot' ? { id: ADMIN_BOT, platform: 'chat_b' } : undefined }),
+    }),
+  ),
   ...(
     [
       ['createEndpoint', 'POST', '/admin/endpoints'],
@@ -310,6 +362,17 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
 
   // The server sends CORS headers only when the operator lists origins; the mock (as `pnpm mock` runs
   // it) must not promise a browser integration more than the default server gives.
+  it('when a bot key reads, updates and marks read an endpoint in place of its token, then 200 with schema-valid records', async () => {
+    const target = targets[name];
+    const created = await send(target, { method: 'POST', path: '/admin/bots', bearer: target.adminToken, json: { id: 'contract-reader', platform: 'chat_b' } });
+    expectCompliant('createBot', created, 201);
+    const key = (created.body as { key: string }).key;
+    expectCompliant('getEndpoint', await send(target, { path: `/${ENDPOINT_ID}`, bearer: key }), 200);
+    expectCompliant('updateEndpoint', await send(target, { method: 'POST', path: `/update/${ENDPOINT_ID}`, bearer: key, query: { sender: 'chat_b' } }), 200);
+    expectCompliant('markRead', await send(target, { method: 'POST', path: `/read/${ENDPOINT_ID}`, bearer: key }), 200);
+    await send(target, { method: 'DELETE', path: '/admin/bots/contract-reader', bearer: target.adminToken });
+  });
+
   it('when a page of another origin reads the record, then no CORS header is sent', async () => {
     const target = targets[name];
     const response = await fetch(`${target.url}/${ENDPOINT_ID}?token=${target.token}`, { headers: { origin: 'https://dash.example.com' } });

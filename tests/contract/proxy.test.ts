@@ -33,6 +33,9 @@ function operationOf({ method, path }: Exchange): string {
   if (path === '/-/ready') return 'getReadiness';
   if (path === '/admin/endpoints') return method === 'POST' ? 'createEndpoint' : 'listEndpoints';
   if (path.startsWith('/admin/endpoints/')) return path.endsWith('/token') ? 'rotateEndpointToken' : 'deleteEndpoint';
+  if (path === '/admin/bots') return method === 'POST' ? 'createBot' : 'listBots';
+  if (path.startsWith('/admin/bots/')) return path.endsWith('/key') ? 'rotateBotKey' : 'deleteBot';
+  if (path.startsWith('/read/')) return 'markRead';
   return path.startsWith('/update/') ? 'updateEndpoint' : 'getEndpoint';
 }
 
@@ -223,6 +226,30 @@ describe('prism proxy --errors in front of the real server', () => {
     expect(ids).toEqual([ID, ENDPOINT_ID].sort());
   });
 
+  it('when a bot key works the endpoint, then it acts as its platform only, and rotating and deleting it shut it out', async () => {
+    const bot = await client().createBot('proxy-bot', 'chat_b');
+    const botClient = () =>
+      createChatbridgeClient({
+        baseUrl: proxy!.url,
+        botKey: bot.key,
+        fetch: async (request) => {
+          const response = await fetch(request);
+          exchanges.push({ method: request.method, path: new URL(request.url).pathname, ...(await capture(response.clone())) });
+          return response;
+        },
+      });
+    expect(await botClient().getEndpoint(ID)).toEqual(last);
+    const spoof = await failure(botClient().updateEndpoint(ID, { sender: 'chat_a', message_content: 'spoof', trigger: true }));
+    expect([spoof.status, spoof.problem.type]).toEqual([403, 'https://chatbridge.dev/problems#forbidden']);
+    expect(await botClient().markRead(ID)).toEqual(last);
+    expect(await client().listBots()).toEqual([{ id: 'proxy-bot', platform: 'chat_b' }]);
+    const rotated = await client().rotateBotKey(bot.id);
+    expect(rotated.key).not.toBe(bot.key);
+    expect((await failure(botClient().getEndpoint(ID))).status).toBe(401);
+    expect(await client().deleteBot(bot.id)).toBeUndefined();
+    expect((await failure(client().rotateBotKey(bot.id))).status).toBe(404);
+  });
+
   it('when the endpoint is deleted, then 204; its token is refused and deleting or rotating again is 404', async () => {
     expect(await client().deleteEndpoint(ID)).toBeUndefined();
     expect((await failure(client().getEndpoint(ID, token))).status).toBe(401);
@@ -235,7 +262,7 @@ describe('prism proxy --errors in front of the real server', () => {
 
   it('when the whole session went through the proxy, then Prism reported no violation and every answer is the spec, headers included', () => {
     expect(exchanges.length).toBeGreaterThan(30);
-    expect(new Set(exchanges.map((x) => x.status))).toEqual(new Set([200, 201, 204, 400, 401, 404, 409]));
+    expect(new Set(exchanges.map((x) => x.status))).toEqual(new Set([200, 201, 204, 400, 401, 403, 404, 409]));
     expect(exchanges.map(prismReport).filter(Boolean)).toEqual([]);
     const offSpec = exchanges.flatMap((x) => violations(operationOf(x), x).map((v) => `${x.method} ${x.path} ${x.status}: ${v}`));
     expect(offSpec).toEqual([]);

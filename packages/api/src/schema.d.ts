@@ -32,7 +32,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -60,7 +60,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -134,7 +134,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -172,7 +172,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -267,7 +267,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -293,7 +293,7 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -308,6 +308,89 @@ export interface paths {
          *     this response only. The record is not changed.
          */
         post: operations["rotateEndpointToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/bots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List bots
+         * @description Lists every bot (at most 1,000) with its platform, in ascending ID order. Keys are never listed.
+         */
+        get: operations["listBots"];
+        put?: never;
+        /**
+         * Create a bot key
+         * @description Creates a bot and issues its key. A bot key acts for one platform on every endpoint of the
+         *     service (see the `botKey` security scheme): one credential for a bot host serving many
+         *     communities. The key is shown in this response only; the service keeps just its SHA-256 digest.
+         *     The service holds at most 1,000 bots; another is answered `409`.
+         */
+        post: operations["createBot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/bots/{bot}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The bot's ID, 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @example bridge-bot-b
+                 */
+                bot: components["parameters"]["BotId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a bot
+         * @description Deletes the bot. Its key stops working at once on this instance and within 5 seconds on every
+         *     other instance sharing the store; the event streams opened with it end (on other instances at
+         *     their next heartbeat after that, within 20 seconds at the default heartbeat).
+         */
+        delete: operations["deleteBot"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/bots/{bot}/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The bot's ID, 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @example bridge-bot-b
+                 */
+                bot: components["parameters"]["BotId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a bot's key
+         * @description Issues a new key for the bot. The old key stops working at once on this instance and within
+         *     5 seconds on every other instance sharing the store; the event streams opened with it end (on
+         *     other instances at their next heartbeat after that). The new key is shown in this response only.
+         */
+        post: operations["rotateBotKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -452,7 +535,8 @@ export interface components {
          *     | fragment | status | meaning |
          *     |---|---|---|
          *     | `validation` | 400 | a parameter, the path or the body is invalid; `errors` names each |
-         *     | `unauthorized` | 401 | the token is missing or wrong (see `WWW-Authenticate`) |
+         *     | `unauthorized` | 401 | the token or bot key is missing or wrong (see `WWW-Authenticate`) |
+         *     | `forbidden` | 403 | a valid bot key acting as another platform than its own; nothing was applied |
          *     | `not-found` | 404 | no such endpoint (admin operations) or no operation at this path |
          *     | `method-not-allowed` | 405 | the path has no such method; `Allow` names those it has |
          *     | `request-timeout` | 408 | the request head did not arrive within 10 seconds |
@@ -628,7 +712,7 @@ export interface components {
             next_cursor: string | null;
         };
         CreateEndpointRequest: {
-            /** @description The new endpoint's ID. */
+            /** @description The new endpoint's ID. The words that name routes of the service (`-`, `admin`, `events`, `lookup`, `read`, `remove`, `update`, in any letter case) are reserved and answered `400`. */
             id: string;
             /**
              * @description For a migration from the original service only: the endpoint's existing token, so that its bots
@@ -646,6 +730,26 @@ export interface components {
         IssuedToken: {
             id: string;
             token: string;
+        };
+        /** @description A bot and the platform its key acts for. */
+        Bot: {
+            id: string;
+            platform: components["schemas"]["Platform"];
+        };
+        BotList: {
+            bots: components["schemas"]["Bot"][];
+        };
+        CreateBotRequest: {
+            /** @description The new bot's ID (a name for the operator; never sent by the bot). */
+            id: string;
+            platform: components["schemas"]["Platform"];
+        };
+        /** @description A bot and its newly issued key. The key is shown only here; store it safely. */
+        IssuedBotKey: {
+            id: string;
+            platform: components["schemas"]["Platform"];
+            /** @description `cbk_` and 72 URL-safe characters (432 random bits). */
+            key: string;
         };
         Health: {
             /** @enum {string} */
@@ -847,6 +951,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The bot key is valid but acts for another platform than the request names (`sender`, or `platform` of markRead). Nothing was applied. */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description `message_number` names a message that is no longer pending: a newer message replaced it, or it finished or expired. Nothing was marked; read the record again for what is pending now. */
         MessageNotPending: {
             headers: {
@@ -1003,6 +1116,51 @@ export interface components {
                 "application/json": components["schemas"]["IssuedToken"];
             };
         };
+        /** @description Every bot, without keys. */
+        BotList: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["BotList"];
+            };
+        };
+        /** @description Created. The key is shown only in this response. */
+        IssuedBotKey: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IssuedBotKey"];
+            };
+        };
+        /** @description A bot with this ID already exists, or the service has its 1,000 bots. */
+        BotConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No bot has this ID. */
+        BotNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The new key, shown only in this response. The old key no longer works. */
+        RotatedBotKey: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IssuedBotKey"];
+            };
+        };
         /** @description The process is alive. */
         HealthLive: {
             headers: {
@@ -1103,13 +1261,14 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+         * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
          * @example 912345678901234567
          */
         EndpointId: string;
         /**
          * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
          *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+         *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
          * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
          */
         token: string;
@@ -1254,7 +1413,8 @@ export interface components {
         beta: boolean;
         /**
          * @description The platform the current message was sent from. Sets `meta.sender` and marks that platform read
-         *     (`meta.read.<sender>` becomes `true`).
+         *     (`meta.read.<sender>` becomes `true`). With a bot key it must be the key's platform (`403`
+         *     otherwise, nothing applied).
          * @example chat_c
          */
         sender: "chat_a" | "chat_b" | "chat_c" | "chat_d";
@@ -1372,7 +1532,8 @@ export interface components {
          */
         only_check: boolean;
         /**
-         * @description The platform that has read the current message.
+         * @description The platform that has read the current message. Required with `token` (`400` when missing); with a
+         *     bot key it defaults to the key's platform and must be that platform (`403` otherwise).
          * @example chat_a
          */
         platform: components["schemas"]["Platform"];
@@ -1413,6 +1574,11 @@ export interface components {
          * @example 912345678901234567
          */
         cursor: string;
+        /**
+         * @description The bot's ID, 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+         * @example bridge-bot-b
+         */
+        BotId: string;
     };
     requestBodies: never;
     headers: {
@@ -1522,18 +1688,19 @@ export interface operations {
     };
     getEndpoint: {
         parameters: {
-            query: {
+            query?: {
                 /**
                  * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
                  *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
                  * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
                  */
-                token: components["parameters"]["token"];
+                token?: components["parameters"]["token"];
             };
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -1552,13 +1719,14 @@ export interface operations {
     };
     updateEndpoint: {
         parameters: {
-            query: {
+            query?: {
                 /**
                  * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
                  *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
                  * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
                  */
-                token: components["parameters"]["token"];
+                token?: components["parameters"]["token"];
                 /**
                  * @description Makes every list parameter of this request overwrite the element at this zero-based position
                  *     instead of appending. The position must already exist in each list named by the request. `400`, with
@@ -1700,7 +1868,8 @@ export interface operations {
                 beta?: components["parameters"]["beta"];
                 /**
                  * @description The platform the current message was sent from. Sets `meta.sender` and marks that platform read
-                 *     (`meta.read.<sender>` becomes `true`).
+                 *     (`meta.read.<sender>` becomes `true`). With a bot key it must be the key's platform (`403`
+                 *     otherwise, nothing applied).
                  * @example chat_c
                  */
                 sender?: components["parameters"]["sender"];
@@ -1821,7 +1990,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -1833,6 +2002,7 @@ export interface operations {
             200: components["responses"]["Record"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -1840,18 +2010,20 @@ export interface operations {
     };
     markRead: {
         parameters: {
-            query: {
+            query?: {
                 /**
                  * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
                  *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
                  * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
                  */
-                token: components["parameters"]["token"];
+                token?: components["parameters"]["token"];
                 /**
-                 * @description The platform that has read the current message.
+                 * @description The platform that has read the current message. Required with `token` (`400` when missing); with a
+                 *     bot key it defaults to the key's platform and must be that platform (`403` otherwise).
                  * @example chat_a
                  */
-                platform: components["parameters"]["platform"];
+                platform?: components["parameters"]["platform"];
                 /**
                  * @description The number of the message the bot relayed: the `Chatbridge-Message-Number` header of the answer it
                  *     read the message from. When given, only that message is marked: if it is no longer pending (a newer
@@ -1865,7 +2037,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -1877,6 +2049,7 @@ export interface operations {
             200: components["responses"]["Record"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["MessageNotPending"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1885,13 +2058,14 @@ export interface operations {
     };
     streamEndpointEvents: {
         parameters: {
-            query: {
+            query?: {
                 /**
                  * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
                  *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
                  * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
                  */
-                token: components["parameters"]["token"];
+                token?: components["parameters"]["token"];
                 /**
                  * @description Resume after this version: the ID of the last event received. For clients that cannot set the
                  *     `Last-Event-ID` header when they open a stream (a browser `EventSource` created anew after a page
@@ -1915,7 +2089,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -1988,7 +2162,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -2012,7 +2186,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
                  * @example 912345678901234567
                  */
                 endpoint: components["parameters"]["EndpointId"];
@@ -2025,6 +2199,98 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listBots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["BotList"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    createBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBotRequest"];
+            };
+        };
+        responses: {
+            201: components["responses"]["IssuedBotKey"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["BotConflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The bot's ID, 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @example bridge-bot-b
+                 */
+                bot: components["parameters"]["BotId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BotNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    rotateBotKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The bot's ID, 1 to 64 characters of `A-Z a-z 0-9 _ -`.
+                 * @example bridge-bot-b
+                 */
+                bot: components["parameters"]["BotId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RotatedBotKey"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BotNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

@@ -1,13 +1,16 @@
 // The promise-based client: one method per operationId, resolving to the typed success body and
 // rejecting with ChatbridgeError on any non-2xx response.
 import { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
-import { type EndpointEvent, type StreamEventsOptions, streamEndpointEvents } from './events.ts';
+import { type EndpointEvent, type RecordCredential, type StreamEventsOptions, streamEndpointEvents } from './events.ts';
 import { rememberMessageNumber } from './messageNumber.ts';
 import { createRawClient, type RawClientOptions } from './raw.ts';
 import type {
+  Bot,
+  BotList,
   EndpointPage,
   EndpointRecord,
   Health,
+  IssuedBotKey,
   IssuedToken,
   ListEndpointsParams,
   Platform,
@@ -17,12 +20,21 @@ import type {
 } from './types.ts';
 
 /** The query types openapi-fetch expects; the params types above also admit `undefined` members. */
-type UpdateQuery = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
+type UpdateQuery = Omit<NonNullable<operations['updateEndpoint']['parameters']['query']>, 'token'>;
 type ListQuery = NonNullable<operations['listEndpoints']['parameters']['query']>;
 
 export interface ChatbridgeClientOptions extends RawClientOptions {
   /** The operator's admin token (`CHATBRIDGE_ADMIN_TOKEN`); needed only by the admin methods. */
   adminToken?: string | undefined;
+}
+
+export interface ChatbridgeBotClientOptions extends ChatbridgeClientOptions {
+  /**
+   * A bot key (`cbk_...`, from `createBot`): the record methods then take no token and send
+   * `Authorization: Bearer <key>` instead, on every endpoint, acting as the key's platform (see
+   * ChatbridgeBotClient).
+   */
+  botKey: string;
 }
 
 /** Per-call options. */
@@ -49,7 +61,55 @@ export interface MarkReadOptions extends CallOptions {
   messageNumber?: number | undefined;
 }
 
-export interface ChatbridgeClient {
+/** Options of a bot client's `markRead`. */
+export interface BotMarkReadOptions extends MarkReadOptions {
+  /** The platform that read the message; defaults to the key's own (another one is answered 403). */
+  platform?: Platform | undefined;
+}
+
+/** The methods every client has: the admin and health operations. */
+export interface ChatbridgeCommonMethods {
+  /** `POST /admin/endpoints` (admin): creates an endpoint and returns its token, shown only this once. */
+  createEndpoint(id: string, options?: CreateEndpointOptions): Promise<IssuedToken>;
+  /** `GET /admin/endpoints` (admin): one page of endpoint IDs; pass `next_cursor` as `cursor` for the next. */
+  listEndpoints(params?: ListEndpointsParams, options?: CallOptions): Promise<EndpointPage>;
+  /** `POST /admin/endpoints/{endpoint}/token` (admin): issues a new token; the old one stops working. */
+  rotateEndpointToken(endpoint: string, options?: CallOptions): Promise<IssuedToken>;
+  /** `DELETE /admin/endpoints/{endpoint}` (admin): deletes the endpoint and its record. */
+  deleteEndpoint(endpoint: string, options?: CallOptions): Promise<void>;
+  /** `POST /admin/bots` (admin): creates a bot acting for `platform`; its key is shown only this once. */
+  createBot(id: string, platform: Platform, options?: CallOptions): Promise<IssuedBotKey>;
+  /** `GET /admin/bots` (admin): every bot and its platform, never a key. */
+  listBots(options?: CallOptions): Promise<Bot[]>;
+  /** `POST /admin/bots/{bot}/key` (admin): issues a new key; the old one stops working and its streams end. */
+  rotateBotKey(id: string, options?: CallOptions): Promise<IssuedBotKey>;
+  /** `DELETE /admin/bots/{bot}` (admin): deletes the bot; its key stops working and its streams end. */
+  deleteBot(id: string, options?: CallOptions): Promise<void>;
+  /** `GET /-/live`: resolves while the server process is serving HTTP. */
+  getLiveness(options?: CallOptions): Promise<Health>;
+  /**
+   * `GET /-/ready`: never rejects for "not ready". A `503` with a Health body resolves with
+   * `ready: false`; only other failures (a problem document, another status, a network error) reject.
+   */
+  getReadiness(options?: CallOptions): Promise<Readiness>;
+}
+
+/**
+ * The client made with a `botKey`: the record methods take no token. The key opens every endpoint of
+ * the service and acts as its platform: a `sender` other than that platform is answered 403.
+ */
+export interface ChatbridgeBotClient extends ChatbridgeCommonMethods {
+  /** `GET /{endpoint}` with the bot key. */
+  getEndpoint(endpoint: string, options?: CallOptions): Promise<EndpointRecord>;
+  /** `POST /update/{endpoint}` with the bot key. */
+  updateEndpoint(endpoint: string, params?: UpdateEndpointParams, options?: CallOptions): Promise<EndpointRecord>;
+  /** `POST /read/{endpoint}` with the bot key: marks the pending message read by the key's platform. */
+  markRead(endpoint: string, options?: BotMarkReadOptions): Promise<EndpointRecord>;
+  /** `GET /events/{endpoint}` with the bot key (see ChatbridgeClient.streamEndpointEvents). */
+  streamEndpointEvents(endpoint: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
+}
+
+export interface ChatbridgeClient extends ChatbridgeCommonMethods {
   /** `GET /{endpoint}`: reads the endpoint record. */
   getEndpoint(endpoint: string, token: string, options?: CallOptions): Promise<EndpointRecord>;
   /** `POST /update/{endpoint}`: applies `params` atomically and returns the committed record. */
@@ -68,26 +128,64 @@ export interface ChatbridgeClient {
    * `reconnect: false`. Nothing is sent until the iteration starts.
    */
   streamEndpointEvents(endpoint: string, token: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
-  /** `POST /admin/endpoints` (admin): creates an endpoint and returns its token, shown only this once. */
-  createEndpoint(id: string, options?: CreateEndpointOptions): Promise<IssuedToken>;
-  /** `GET /admin/endpoints` (admin): one page of endpoint IDs; pass `next_cursor` as `cursor` for the next. */
-  listEndpoints(params?: ListEndpointsParams, options?: CallOptions): Promise<EndpointPage>;
-  /** `POST /admin/endpoints/{endpoint}/token` (admin): issues a new token; the old one stops working. */
-  rotateEndpointToken(endpoint: string, options?: CallOptions): Promise<IssuedToken>;
-  /** `DELETE /admin/endpoints/{endpoint}` (admin): deletes the endpoint and its record. */
-  deleteEndpoint(endpoint: string, options?: CallOptions): Promise<void>;
-  /** `GET /-/live`: resolves while the server process is serving HTTP. */
-  getLiveness(options?: CallOptions): Promise<Health>;
-  /**
-   * `GET /-/ready`: never rejects for "not ready". A `503` with a Health body resolves with
-   * `ready: false`; only other failures (a problem document, another status, a network error) reject.
-   */
-  getReadiness(options?: CallOptions): Promise<Readiness>;
 }
 
-export function createChatbridgeClient(options: ChatbridgeClientOptions): ChatbridgeClient {
+/** With `botKey`, the record methods authenticate with it and take no token (ChatbridgeBotClient). */
+export function createChatbridgeClient(options: ChatbridgeBotClientOptions): ChatbridgeBotClient;
+export function createChatbridgeClient(options: ChatbridgeClientOptions): ChatbridgeClient;
+export function createChatbridgeClient(options: ChatbridgeClientOptions | ChatbridgeBotClientOptions): ChatbridgeClient | ChatbridgeBotClient {
   const raw = createRawClient(options);
   const { adminToken } = options;
+  const botKey = 'botKey' in options ? options.botKey : undefined;
+
+  /** The credential's part of a record request: the `token` query member, or the Authorization header. */
+  const authOf = (credential: RecordCredential) =>
+    'token' in credential
+      ? { query: { token: credential.token }, headers: {} }
+      : { query: {}, headers: { Authorization: `Bearer ${credential.botKey}` } };
+
+  const record = {
+    async getEndpoint(endpoint: string, credential: RecordCredential, call?: CallOptions) {
+      const auth = authOf(credential);
+      const result = await raw.GET('/{endpoint}', {
+        params: { path: { endpoint: pathSegment('getEndpoint', endpoint) }, query: wellFormed('getEndpoint', auth.query) },
+        headers: auth.headers,
+        signal: call?.signal ?? null,
+      });
+      return rememberMessageNumber(unwrap('getEndpoint', result), result.response);
+    },
+
+    async updateEndpoint(endpoint: string, credential: RecordCredential, params: UpdateEndpointParams = {}, call?: CallOptions) {
+      const auth = authOf(credential);
+      // Without a token, a stray `token` in params (from untyped callers) is dropped: a bot client never sends one.
+      const { token: _stray, ...rest } = params as UpdateQuery & { token?: unknown };
+      const result = await raw.POST('/update/{endpoint}', {
+        // `token` last, so a stray `token` in params (from untyped callers) cannot override it.
+        // Members given as `undefined` are left out of the query by openapi-fetch's serialiser.
+        params: { path: { endpoint: pathSegment('updateEndpoint', endpoint) }, query: wellFormed('updateEndpoint', { ...(rest as UpdateQuery), ...auth.query }) },
+        headers: auth.headers,
+        signal: call?.signal ?? null,
+      });
+      return rememberMessageNumber(unwrap('updateEndpoint', result), result.response);
+    },
+
+    async markRead(endpoint: string, credential: RecordCredential, platform: Platform | undefined, call?: MarkReadOptions) {
+      const auth = authOf(credential);
+      const result = await raw.POST('/read/{endpoint}', {
+        params: {
+          path: { endpoint: pathSegment('markRead', endpoint) },
+          query: wellFormed('markRead', {
+            ...auth.query,
+            ...(platform !== undefined && { platform }),
+            ...(call?.messageNumber !== undefined && { message_number: call.messageNumber }),
+          }),
+        },
+        headers: auth.headers,
+        signal: call?.signal ?? null,
+      });
+      return rememberMessageNumber(unwrap('markRead', result), result.response);
+    },
+  };
 
   // Per-request Authorization header for the admin operations; refuses before sending anything.
   function adminHeaders(operationId: string): { Authorization: string } {
@@ -99,40 +197,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
     return { Authorization: `Bearer ${adminToken}` };
   }
 
-  return {
-    async getEndpoint(endpoint, token, call) {
-      const result = await raw.GET('/{endpoint}', {
-        params: { path: { endpoint: pathSegment('getEndpoint', endpoint) }, query: wellFormed('getEndpoint', { token }) },
-        signal: call?.signal ?? null,
-      });
-      return rememberMessageNumber(unwrap('getEndpoint', result), result.response);
-    },
-
-    async updateEndpoint(endpoint, token, params = {}, call) {
-      const result = await raw.POST('/update/{endpoint}', {
-        // `token` last, so a stray `token` in params (from untyped callers) cannot override it.
-        // Members given as `undefined` are left out of the query by openapi-fetch's serialiser.
-        params: { path: { endpoint: pathSegment('updateEndpoint', endpoint) }, query: wellFormed('updateEndpoint', { ...(params as UpdateQuery), token }) },
-        signal: call?.signal ?? null,
-      });
-      return rememberMessageNumber(unwrap('updateEndpoint', result), result.response);
-    },
-
-    async markRead(endpoint, token, platform, call) {
-      const result = await raw.POST('/read/{endpoint}', {
-        params: {
-          path: { endpoint: pathSegment('markRead', endpoint) },
-          query: wellFormed('markRead', { token, platform, ...(call?.messageNumber !== undefined && { message_number: call.messageNumber }) }),
-        },
-        signal: call?.signal ?? null,
-      });
-      return rememberMessageNumber(unwrap('markRead', result), result.response);
-    },
-
-    streamEndpointEvents(endpoint, token, options) {
-      return streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), token, options);
-    },
-
+  const common: ChatbridgeCommonMethods = {
     async createEndpoint(id, call) {
       const result = await raw.POST('/admin/endpoints', {
         body: call?.token === undefined ? { id } : { id, token: call.token },
@@ -169,6 +234,34 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
       unwrap('deleteEndpoint', result);
     },
 
+    async createBot(id, platform, call) {
+      const result = await raw.POST('/admin/bots', { body: { id, platform }, headers: adminHeaders('createBot'), signal: call?.signal ?? null });
+      return unwrap('createBot', result);
+    },
+
+    async listBots(call) {
+      const result = await raw.GET('/admin/bots', { headers: adminHeaders('listBots'), signal: call?.signal ?? null });
+      return (unwrap('listBots', result) as BotList).bots;
+    },
+
+    async rotateBotKey(id, call) {
+      const result = await raw.POST('/admin/bots/{bot}/key', {
+        params: { path: { bot: pathSegment('rotateBotKey', id) } },
+        headers: adminHeaders('rotateBotKey'),
+        signal: call?.signal ?? null,
+      });
+      return unwrap('rotateBotKey', result);
+    },
+
+    async deleteBot(id, call) {
+      const result = await raw.DELETE('/admin/bots/{bot}', {
+        params: { path: { bot: pathSegment('deleteBot', id) } },
+        headers: adminHeaders('deleteBot'),
+        signal: call?.signal ?? null,
+      });
+      unwrap('deleteBot', result);
+    },
+
     async getLiveness(call) {
       return unwrap('getLiveness', await raw.GET('/-/live', { signal: call?.signal ?? null }));
     },
@@ -181,6 +274,26 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
       throw ChatbridgeError.fromResponse('getReadiness', response, error);
     },
   };
+
+  if (botKey !== undefined) {
+    const key = { botKey };
+    const botClient: ChatbridgeBotClient = {
+      ...common,
+      getEndpoint: (endpoint, call) => record.getEndpoint(endpoint, key, call),
+      updateEndpoint: (endpoint, params, call) => record.updateEndpoint(endpoint, key, params, call),
+      markRead: (endpoint, call) => record.markRead(endpoint, key, call?.platform, call),
+      streamEndpointEvents: (endpoint, streamOptions) => streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), key, streamOptions),
+    };
+    return botClient;
+  }
+  const tokenClient: ChatbridgeClient = {
+    ...common,
+    getEndpoint: (endpoint, token, call) => record.getEndpoint(endpoint, { token }, call),
+    updateEndpoint: (endpoint, token, params, call) => record.updateEndpoint(endpoint, { token }, params, call),
+    markRead: (endpoint, token, platform, call) => record.markRead(endpoint, { token }, platform, call),
+    streamEndpointEvents: (endpoint, token, streamOptions) => streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), { token }, streamOptions),
+  };
+  return tokenClient;
 }
 
 /** Success body of a 2xx response, or a ChatbridgeError built from the error body. */

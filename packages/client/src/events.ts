@@ -55,16 +55,19 @@ class StreamProtocolError extends Error {
 
 const retryable = (status: number) => status === 429 || status >= 500;
 
+/** How a record operation authenticates: the endpoint's token (query), or a bot key (Authorization header). */
+export type RecordCredential = { token: string } | { botKey: string };
+
 export function streamEndpointEvents(
   raw: ChatbridgeRawClient,
   endpoint: string,
-  token: string,
+  credential: RecordCredential,
   options: StreamEventsOptions = {},
 ): AsyncIterable<EndpointEvent> {
-  return { [Symbol.asyncIterator]: () => run(raw, endpoint, token, options) };
+  return { [Symbol.asyncIterator]: () => run(raw, endpoint, credential, options) };
 }
 
-async function* run(raw: ChatbridgeRawClient, endpoint: string, token: string, options: StreamEventsOptions): AsyncGenerator<EndpointEvent, void, undefined> {
+async function* run(raw: ChatbridgeRawClient, endpoint: string, credential: RecordCredential, options: StreamEventsOptions): AsyncGenerator<EndpointEvent, void, undefined> {
   const { signal, reconnect = true, maxRetryMs = 30_000, idleTimeoutMs = 45_000 } = options;
   let lastEventId = options.lastEventId;
   let retryMs = options.retryMs ?? 2000;
@@ -86,10 +89,10 @@ async function* run(raw: ChatbridgeRawClient, endpoint: string, token: string, o
       const { response, data, error } = await raw.GET('/events/{endpoint}', {
         params: {
           path: { endpoint },
-          query: { token },
+          query: 'token' in credential ? { token: credential.token } : {},
           ...(lastEventId !== undefined && { header: { 'Last-Event-ID': String(lastEventId) } }),
         },
-        headers: { Accept: 'text/event-stream' },
+        headers: { Accept: 'text/event-stream', ...('botKey' in credential && { Authorization: `Bearer ${credential.botKey}` }) },
         parseAs: 'stream',
         signal: connection.signal,
       });

@@ -1,7 +1,11 @@
 // Public entry of @chatbridge/client.
 export {
   createChatbridgeClient,
+  type BotMarkReadOptions,
   type CallOptions,
+  type ChatbridgeBotClient,
+  type ChatbridgeBotClientOptions,
+  type ChatbridgeCommonMethods,
   type ChatbridgeClient,
   type ChatbridgeClientOptions,
   type CreateEndpointOptions,
@@ -12,6 +16,8 @@ export { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
 export type { EndpointEvent, StreamEventsOptions } from './events.ts';
 export { createRawClient, type ChatbridgeRawClient, type FetchLike, type RawClientOptions } from './raw.ts';
 export type {
+  Bot,
+  IssuedBotKey,
   components,
   Config,
   Embed,

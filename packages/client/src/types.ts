@@ -17,6 +17,9 @@ export type ValidationIssue = Schemas['ValidationIssue'];
 export type IssuedToken = Schemas['IssuedToken'];
 export type EndpointPage = Schemas['EndpointPage'];
 export type Health = Schemas['Health'];
+export type Bot = Schemas['Bot'];
+export type BotList = Schemas['BotList'];
+export type IssuedBotKey = Schemas['IssuedBotKey'];
 
 /**
  * Every member optional and also open to `undefined` (left out of the query), so that code compiled
@@ -29,7 +32,7 @@ type Optional<T> = { [K in keyof T]?: T[K] | undefined };
  * without `webhook_chat_c`/`webhook_chat_d`: the spec keeps them for bots that send them, but the
  * server ignores them (those platforms have no webhooks).
  */
-export type UpdateEndpointParams = Optional<Omit<operations['updateEndpoint']['parameters']['query'], 'token' | 'webhook_chat_c' | 'webhook_chat_d'>>;
+export type UpdateEndpointParams = Optional<Omit<NonNullable<operations['updateEndpoint']['parameters']['query']>, 'token' | 'webhook_chat_c' | 'webhook_chat_d'>>;
 
 /** Query parameters of `listEndpoints`. */
 export type ListEndpointsParams = Optional<NonNullable<operations['listEndpoints']['parameters']['query']>>;

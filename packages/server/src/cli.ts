@@ -2,7 +2,9 @@
 // server). Tokens are printed once and never stored in plain text.
 import { Command, InvalidArgumentError } from 'commander';
 import { ENDPOINT_ID, createEndpoint, existingTokenProblem, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
+import { addBotCommands } from './admin/botCommands.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { reservedIdProblem } from './domain/reservedIds.ts';
 import { readEnvironment } from './envFile.ts';
 import { displayUrl } from './http/displayUrl.ts';
 import { addPortabilityCommands } from './portability/commands.ts';
@@ -69,6 +71,11 @@ program
   .option('--existing-token', "migrating from the original service: read the endpoint's existing token from standard input and keep it")
   .action((id: string, opts: { existingToken?: boolean }) =>
     withStore(async (store, baseUrl) => {
+      const reserved = reservedIdProblem(id);
+      if (reserved) {
+        console.error(`The endpoint ID ${reserved}; nothing was created.`);
+        return 1;
+      }
       const existing = opts.existingToken ? await tokenFromStdin() : undefined;
       if (opts.existingToken && existing === undefined) {
         console.error('Standard input must hold the existing token alone, on one line; nothing was created.');
@@ -152,6 +159,7 @@ program
   );
 
 addPortabilityCommands(program);
+addBotCommands(program, withStore);
 
 program.parseAsync().catch((err: unknown) => {
   console.error(err instanceof ConfigError ? err.message : err);

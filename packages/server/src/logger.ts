@@ -16,7 +16,7 @@ export function createLogger(level: string, destination: DestinationStream = std
     {
       level,
       base: { service: 'chatbridge' },
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', 'token'], censor: '[REDACTED]' },
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.token', 'token', '*.key', 'key'], censor: '[REDACTED]' },
     },
     destination,
   );

@@ -1,5 +1,6 @@
 // The whole running service: HTTP API, relay (outbox worker and TTL sweeper) and webhook sender over
 // one store. main.ts and the tests build it the same way.
+import { BotKeyCache } from './bots/keyCache.ts';
 import { createWebhookSender } from './delivery/send.ts';
 import { type EventStreamSettings, startEvents } from './events/streams.ts';
 import type { AppDeps, Readiness } from './http/deps.ts';
@@ -104,6 +105,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     rateLimits,
     trustProxy: options.trustProxy ?? false,
     events: events.streams,
+    bots: new BotKeyCache(store),
     ...(options.docsFile !== undefined && { docsFile: options.docsFile }),
   };
   let http: HttpListener;

@@ -28,3 +28,10 @@ export function digestsMatch(stored: Uint8Array | undefined, presented: Uint8Arr
   const equal = timingSafeEqual(digest, stored?.length === digest.length ? stored : NO_DIGEST);
   return equal && stored !== undefined && presented !== undefined;
 }
+
+/** Bot keys: as strong as endpoint tokens, with their own prefix so a log reader or a human tells them apart. */
+export const BOT_KEY_PREFIX = 'cbk_';
+
+export function issueBotKey(): string {
+  return BOT_KEY_PREFIX + randomBytes(TOKEN_RANDOM_BYTES).toString('base64url');
+}

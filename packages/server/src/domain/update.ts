@@ -9,7 +9,7 @@ import { encodeCharactersNotInUrls, isHttpUrl, parseHttpUrl } from './urls.ts';
 import { literalHostRange } from './addressRanges.ts';
 
 /** The update's query parameters, without the token (authentication is not the domain's business). */
-export type UpdateParams = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
+export type UpdateParams = Omit<NonNullable<operations['updateEndpoint']['parameters']['query']>, 'token'>;
 
 export interface UpdatePolicy {
   /** Accept plain http webhook URLs (development only). */

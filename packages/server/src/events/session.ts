@@ -6,7 +6,6 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../logger.ts';
 import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
-import { tokenMatchesDigest } from '../tokens.ts';
 import type { SlowStream } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 
@@ -54,8 +53,13 @@ export interface EventStreamOptions {
   store: EndpointStore;
   streams: EventStreams;
   endpointId: string;
-  /** The token the stream was opened with; checked again whenever the stream looks at the store. */
-  token: string;
+  /**
+   * Whether the credential the stream was opened with still opens the endpoint, as `row` reads now: checked
+   * whenever the stream looks at the store, so a rotated token or key ends it.
+   */
+  stillAuthorized: (row: StoredEndpoint) => boolean | Promise<boolean>;
+  /** The bot whose key opened the stream, if one did: rotating or deleting that key ends it. */
+  bot?: string | undefined;
   resume: ResumePoint;
   req: Request;
   res: Response;
@@ -65,7 +69,7 @@ export interface EventStreamOptions {
 
 /** Starts the stream (the caller has authenticated the request) and returns at once. */
 export function openEventStream(o: EventStreamOptions): void {
-  const { store, streams, endpointId, token, res } = o;
+  const { store, streams, endpointId, res } = o;
   const { heartbeatMs, retryMs, batchSize, replayBatchBytes, stallMs } = streams.settings;
 
   res.status(200);
@@ -141,10 +145,10 @@ export function openEventStream(o: EventStreamOptions): void {
           streams.slow.waiting(slow); // may end this stream (and others) at once
         });
 
-  /** Whether the stream may still send: its endpoint exists and its token is the endpoint's token. */
-  const authorized = (row: StoredEndpoint | undefined): row is StoredEndpoint => {
-    if (row && tokenMatchesDigest(row.tokenHash, token)) return true;
-    end(); // deleted, or the token was rotated
+  /** Whether the stream may still send: its endpoint exists and its token or key still opens it. */
+  const authorized = async (row: StoredEndpoint | undefined): Promise<boolean> => {
+    if (row && (await o.stillAuthorized(row))) return true;
+    end(); // deleted, or the token or key was rotated
     return false;
   };
 
@@ -166,7 +170,7 @@ export function openEventStream(o: EventStreamOptions): void {
         const noticed = dirty;
         dirty ||= before;
         // A notice arrived while the client read: the token may have been rotated, or the endpoint deleted.
-        if (noticed && !authorized(await store.get(endpointId))) return false;
+        if (noticed && !(await authorized(await store.get(endpointId)))) return false;
       }
       return !ended;
     } finally {
@@ -177,7 +181,8 @@ export function openEventStream(o: EventStreamOptions): void {
   /** One look at the store: sends what the client has not had yet. Returns true to look again. */
   const look = async (): Promise<boolean> => {
     const row = await store.get(endpointId);
-    if (ended || !authorized(row)) return false;
+    if (ended) return false;
+    if (!(await authorized(row)) || ended || !row) return false;
     if (last === undefined) {
       send(row.version, o.resume.kind === 'unknown' ? 'reset' : 'record', row.recordJson);
       return false;
@@ -229,7 +234,7 @@ export function openEventStream(o: EventStreamOptions): void {
   };
 
   const unsubscribe = streams.feed.subscribe(endpointId, wake);
-  const untrack = streams.track(end, endpointId);
+  const untrack = streams.track(end, endpointId, o.bot);
   const heartbeat = setInterval(() => {
     if (stalledSince !== undefined) {
       if (Date.now() - stalledSince >= stallMs) {

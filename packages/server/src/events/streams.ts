@@ -58,6 +58,8 @@ export class EventStreams {
   /** The streams' reads of the log: one at a time, one starting per turn of the event loop. */
   readonly turns = new TurnQueue();
   private readonly open = new Set<() => void>();
+  /** Open streams opened with each bot's key, by the functions that end them. */
+  private readonly perBot = new Map<string, Set<() => void>>();
   /** Open streams per endpoint: each holds a socket, so one tenant must not take them all. */
   private readonly perEndpoint = new Map<string, number>();
   private ending = false;
@@ -83,19 +85,37 @@ export class EventStreams {
     return (this.perEndpoint.get(endpointId) ?? 0) >= this.settings.maxPerEndpoint;
   }
 
-  /** Registers an open stream by the function that ends it; returns the function that forgets it. */
-  track(end: () => void, endpointId: string): () => void {
+  /**
+   * Registers an open stream by the function that ends it (`bot`: the bot whose key opened it);
+   * returns the function that forgets it.
+   */
+  track(end: () => void, endpointId: string, bot?: string): () => void {
     this.open.add(end);
     this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
+    if (bot !== undefined) {
+      let ends = this.perBot.get(bot);
+      if (!ends) this.perBot.set(bot, (ends = new Set()));
+      ends.add(end);
+    }
     let forgotten = false;
     return () => {
       if (forgotten) return;
       forgotten = true;
       this.open.delete(end);
+      if (bot !== undefined) {
+        const ends = this.perBot.get(bot);
+        ends?.delete(end);
+        if (ends?.size === 0) this.perBot.delete(bot);
+      }
       const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
       if (left > 0) this.perEndpoint.set(endpointId, left);
       else this.perEndpoint.delete(endpointId);
     };
+  }
+
+  /** Ends the streams opened with `bot`'s key on this instance (its key was rotated or deleted). */
+  endBot(bot: string): void {
+    for (const end of [...(this.perBot.get(bot) ?? [])]) end();
   }
 
   /** Ends every open stream and every one opened from now on. */

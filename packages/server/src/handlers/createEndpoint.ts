@@ -1,4 +1,5 @@
 import { createEndpoint as provision, existingTokenProblem } from '../admin/endpoints.ts';
+import { reservedIdProblem } from '../domain/reservedIds.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, reply } from '../http/operations.ts';
 import { HttpProblem, invalid } from '../http/problem.ts';
@@ -8,6 +9,8 @@ export const createEndpoint =
   async (req, res) => {
     // The validator has checked both against the spec (the token's length and alphabet included).
     const { id, token } = req.body as { id: string; token?: string };
+    const reserved = reservedIdProblem(id);
+    if (reserved) throw invalid([{ parameter: 'id', in: 'body', message: reserved }]);
     const problem = token === undefined ? undefined : existingTokenProblem(token);
     if (problem) throw invalid([{ parameter: 'token', in: 'body', message: problem }]);
     const issued = await provision(store, id, token);

@@ -3,16 +3,16 @@ import { type Handler, replyJsonText } from '../http/operations.ts';
 import { setMessageNumber } from '../http/messageNumber.ts';
 import { readEndpoint } from '../http/readAhead.ts';
 import { unauthorized } from '../http/problem.ts';
-import { presentsTokenOf } from '../http/presentedToken.ts';
+import { authenticate } from '../http/authenticate.ts';
 
-export const getEndpoint = ({ store, validateResponses }: AppDeps): Handler => {
+export const getEndpoint = ({ store, bots, validateResponses }: AppDeps): Handler => {
   // A read answered in the caller's turn would send the turn's responses one by one between the
   // others' work: they end together instead (http/endAtTurnEnd.ts). A read across the network answers
   // a turn's batch in one callback, already back to back, where deferring only adds work.
   const end = store.readsInTurn ? 'at turn end' : 'now';
   return async (req, res) => {
     const found = await readEndpoint(req, store);
-    if (!presentsTokenOf(req, found)) throw unauthorized();
+    if (!authenticate(req, found, bots) || !found) throw unauthorized();
     setMessageNumber(res, found.state);
     replyJsonText(res, 'getEndpoint', 200, found.recordJson, () => found.record, validateResponses, end, found.recordJsonBytes);
   };

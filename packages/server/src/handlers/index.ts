@@ -1,7 +1,9 @@
 // One handler per operationId; `Handlers` makes a missing or misnamed one a compile error.
 import type { AppDeps } from '../http/deps.ts';
 import type { Handlers } from '../http/operations.ts';
+import { createBot } from './createBot.ts';
 import { createEndpoint } from './createEndpoint.ts';
+import { deleteBot } from './deleteBot.ts';
 import { deleteEndpoint } from './deleteEndpoint.ts';
 import { getDocs } from './getDocs.ts';
 import { getEndpoint } from './getEndpoint.ts';
@@ -9,8 +11,10 @@ import { getHomePage } from './getHomePage.ts';
 import { getLiveness } from './getLiveness.ts';
 import { getMetrics } from './getMetrics.ts';
 import { getReadiness } from './getReadiness.ts';
+import { listBots } from './listBots.ts';
 import { listEndpoints } from './listEndpoints.ts';
 import { markRead } from './markRead.ts';
+import { rotateBotKey } from './rotateBotKey.ts';
 import { rotateEndpointToken } from './rotateEndpointToken.ts';
 import { streamEndpointEvents } from './streamEndpointEvents.ts';
 import { updateEndpoint } from './updateEndpoint.ts';
@@ -24,6 +28,10 @@ export const buildHandlers = (deps: AppDeps): Handlers => ({
   listEndpoints: listEndpoints(deps),
   rotateEndpointToken: rotateEndpointToken(deps),
   deleteEndpoint: deleteEndpoint(deps),
+  createBot: createBot(deps),
+  listBots: listBots(deps),
+  rotateBotKey: rotateBotKey(deps),
+  deleteBot: deleteBot(deps),
   getLiveness: getLiveness(),
   getReadiness: getReadiness(deps),
   getMetrics: getMetrics(deps),

@@ -1,6 +1,7 @@
 // createApp builds the Express app and never listens. Order: request log and metrics, security
 // headers, CORS, the body parser, request hygiene, then express-openapi-validator as its README wires
 // it (security presence, parameters, responses) and the query names it leaves to us (queryNames.ts),
+// the check of the credential's kind (a token or a bot key, http/authenticate.ts),
 // on PostgreSQL the read-ahead of getEndpoint's endpoint, rate limits, dispatch by operationId (admin
 // operations check the admin token there), all of it behind one Express layer (pipeline.ts); then a
 // problem+json 404 for anything unmatched, and one error handler for every error.
@@ -10,6 +11,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { bundledSpecPath } from '@chatbridge/api';
 import { buildHandlers } from '../handlers/index.ts';
 import { tokenMatchesDigest } from '../tokens.ts';
+import { credentialCheck } from './authenticate.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { queryNameCheck } from './queryNames.ts';
@@ -130,6 +132,7 @@ export function createApp(deps: AppDeps): Express {
         fileUploader: false, // no operation takes multipart bodies: no multipart step on every request
       }),
       queryNames.middleware,
+      credentialCheck(deps.bots), // a token and a bot key together: 400; bot keys brought up to date
       ...(deps.store.readsInTurn ? [] : [readAhead(deps.store)]), // overlaps the rate limit's round trip
       deps.rateLimits.middleware,
       dispatch(buildHandlers(deps), deps.adminTokenHash),

@@ -1,3 +1,4 @@
+import type { BotKeyCache } from '../bots/keyCache.ts';
 import type { EventStreams } from '../events/streams.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -33,6 +34,8 @@ export interface AppDeps {
   trustProxy: boolean | number | string;
   /** The change feed and open event streams (streamEndpointEvents). */
   events: EventStreams;
+  /** The bot keys, in memory (see bots/keyCache.ts). */
+  bots: BotKeyCache;
   /** The built HTML docs served at `/-/docs`; default: where `pnpm build` puts them. */
   docsFile?: string;
 }

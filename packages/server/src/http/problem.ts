@@ -8,6 +8,7 @@ export const PROBLEM_BASE = 'https://chatbridge.dev/problems#';
 const KINDS = {
   400: ['validation', 'Invalid request'],
   401: ['unauthorized', 'Unauthorized'],
+  403: ['forbidden', 'Forbidden'],
   404: ['not-found', 'Not found'],
   405: ['method-not-allowed', 'Method not allowed'],
   408: ['request-timeout', 'Request timeout'],
@@ -39,6 +40,7 @@ export class HttpProblem extends Error {
 
 export const UNAUTHORIZED_DETAIL = 'The token is missing or not valid for this endpoint.';
 export const unauthorized = () => new HttpProblem(401, UNAUTHORIZED_DETAIL);
+export const forbidden = (detail: string) => new HttpProblem(403, detail);
 export const ADMIN_UNAUTHORIZED_DETAIL = 'The admin token is missing or wrong.';
 
 /**

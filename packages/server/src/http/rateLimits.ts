@@ -12,7 +12,7 @@ import { openapiOf } from './operations.ts';
 import { openSharedCounters, type SharedCounters, type WindowLimit, type WindowLimiter } from '../store/postgresCounters.ts';
 import { HttpProblem } from './problem.ts';
 import { hashToken } from '../tokens.ts';
-import { presentedTokenDigest } from './presentedToken.ts';
+import { presentedCredentialDigest } from './authenticate.ts';
 import type { CompletionObserver } from './requestLog.ts';
 
 /** Requests without a token share one bucket per endpoint (the validator rejects them anyway). */
@@ -90,10 +90,13 @@ function tooMany(res: Response, state: RateLimiterRes, detail: string): HttpProb
 
 const usesScheme = (req: Request, scheme: string) => (openapiOf(req).schema?.security ?? []).some((s) => scheme in s);
 
-/** The endpoint's bucket is keyed by its ID and a digest of the token, so wrong tokens cannot drain it. */
+/**
+ * The endpoint's bucket is keyed by its ID and a digest of the token or bot key, so wrong tokens
+ * cannot drain it, and each bot key has its own budget on each endpoint.
+ */
 function endpointKey(req: Request): string {
   const endpoint = openapiOf(req).pathParams?.endpoint ?? '';
-  return `${endpoint}:${(presentedTokenDigest(req) ?? NO_TOKEN).toString('base64url', 0, 12)}`;
+  return `${endpoint}:${(presentedCredentialDigest(req) ?? NO_TOKEN).toString('base64url', 0, 12)}`;
 }
 
 /** What a failed authentication was against: the endpoint of the path, or the admin API as one. */
@@ -159,7 +162,7 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   // (proxy-addr parses X-Forwarded-For) is worked out only when something is blocked or a failure is
   // recorded.
   const middleware: RequestHandler = (req, res, next) => {
-    const tokenAuth = usesScheme(req, 'endpointToken');
+    const tokenAuth = usesScheme(req, 'endpointToken') || usesScheme(req, 'botKey');
     if (!tokenAuth && !usesScheme(req, 'adminBearer')) return next();
     if (blockedUntil.size > 0) {
       const client = req.ip ?? 'unknown';
@@ -191,7 +194,7 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   // it (the validator's for a missing token, the handler's for a wrong one).
   const observe: CompletionObserver = (req, res) => {
     if (!countsFailures || res.statusCode !== 401) return;
-    const tokenAuth = usesScheme(req, 'endpointToken');
+    const tokenAuth = usesScheme(req, 'endpointToken') || usesScheme(req, 'botKey');
     if (tokenAuth || usesScheme(req, 'adminBearer')) recordFailure(req.ip ?? 'unknown', credentialScope(req, tokenAuth));
   };
 

@@ -1,5 +1,5 @@
 // The URL as a request log line shows it: no query value, no path segment that may hold a token.
-import { TOKEN_PREFIX } from '../tokens.ts';
+import { BOT_KEY_PREFIX, TOKEN_PREFIX } from '../tokens.ts';
 import { decodeQueryComponent, rawQueryPairs } from './queryText.ts';
 
 const REDACTED = '[REDACTED]';
@@ -8,10 +8,10 @@ const PARAMETER_NAME = /^[a-z][a-z_]{0,39}$/;
 /** Longer than any endpoint ID, so it may be a token sent in the wrong place. */
 const MAX_LOGGED_SEGMENT = 64;
 /**
- * A token's prefix and the token characters after it, however the path splits them (slashes are
- * taken out first): the segments it spans are not logged.
+ * A token's or bot key's prefix and the characters after it, however the path splits them (slashes
+ * are taken out first): the segments it spans are not logged.
  */
-const PREFIXED_TOKEN = new RegExp(`${TOKEN_PREFIX}[A-Za-z0-9_-]{0,72}`, 'gi');
+const PREFIXED_TOKEN = new RegExp(`(?:${TOKEN_PREFIX}|${BOT_KEY_PREFIX})[A-Za-z0-9_-]{0,72}`, 'gi');
 /**
  * Neighbouring segments of random-looking token characters (upper and lower case mixed) that
  * add up to this many are taken for a token's random part, split or whole: endpoint IDs are

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger.ts';
 import { redactUrl } from './redactUrl.ts';
-import { TOKEN_PREFIX } from '../tokens.ts';
+import { BOT_KEY_PREFIX, TOKEN_PREFIX } from '../tokens.ts';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -19,11 +19,11 @@ declare module 'http' {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
- * Ids are logged and echoed, so one that may hold an endpoint token is replaced, never kept: one with
- * the token prefix anywhere, or with a run of 40 or more token characters (a token's random part is
+ * Ids are logged and echoed, so one that may hold an endpoint token or bot key is replaced, never
+ * kept: one with the token or key prefix anywhere, or with a run of 40 or more token characters (a token's random part is
  * 67 or more; request ids in use, UUIDs and W3C trace ids, have runs of at most 32).
  */
-const mayHoldToken = (id: string) => id.includes(TOKEN_PREFIX) || /[A-Za-z0-9_-]{40}/.test(id);
+const mayHoldToken = (id: string) => id.includes(TOKEN_PREFIX) || id.includes(BOT_KEY_PREFIX) || /[A-Za-z0-9_-]{40}/.test(id);
 
 /** nginx's "client closed request": the client left before any answer was sent. */
 const CLIENT_CLOSED_REQUEST = 499;

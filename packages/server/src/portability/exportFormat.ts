@@ -2,6 +2,7 @@
 // one line per endpoint, and an end line with the count, so a file cut short is told from a whole one.
 // Tokens appear only as the SHA-256 digests the stores keep.
 import { ENDPOINT_ID } from '../admin/endpoints.ts';
+import { reservedIdProblem } from '../domain/reservedIds.ts';
 import { PLATFORMS, type Platform } from '../domain/record.ts';
 import type { EndpointSnapshot, SnapshotDelivery } from '../store/port.ts';
 import type { SpecSchemas } from './specSchemas.ts';
@@ -75,6 +76,8 @@ export function parseBodyLine(text: string, schemas: SpecSchemas): ParsedLine {
   const id = typeof value.id === 'string' && ENDPOINT_ID.test(value.id) ? value.id : undefined;
   const invalid = (problem: string): ParsedLine => ({ kind: 'invalid', problem, ...(id !== undefined && { id }) });
   if (id === undefined) return invalid('id must be 1 to 64 characters of A-Z a-z 0-9 _ -');
+  const reserved = reservedIdProblem(id);
+  if (reserved) return invalid(`id ${reserved}`);
   if (typeof value.tokenSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(value.tokenSha256)) return invalid('tokenSha256 must be 64 lower-case hex digits');
   if (!isCount(value.messageSeq) || !isCount(value.version)) return invalid('messageSeq and version must be non-negative integers');
   if (value.pendingSince !== null && !isCount(value.pendingSince)) return invalid('pendingSince must be null or a non-negative integer');

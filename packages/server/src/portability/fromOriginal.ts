@@ -7,6 +7,7 @@ import { existingTokenProblem } from '../admin/endpoints.ts';
 import type { UpdatePolicy } from '../domain/update.ts';
 import type { EndpointSnapshot, EndpointStore } from '../store/port.ts';
 import { hashToken } from '../tokens.ts';
+import { reservedIdProblem } from '../domain/reservedIds.ts';
 import { type FieldRefusal, mapOriginalRecord } from './originalRecord.ts';
 import type { SpecSchemas } from './specSchemas.ts';
 
@@ -97,6 +98,8 @@ export async function importFromOriginal(store: EndpointStore, folder: string, o
   async function readEndpoint(id: string, file: string): Promise<EndpointSnapshot | undefined> {
     const idProblem = options.schemas.parameterProblem('endpoint', id);
     if (idProblem) return void refuseEndpoint(id, `not a valid endpoint ID (1 to 64 characters of A-Z a-z 0-9 _ -): ${idProblem}`);
+    const reserved = reservedIdProblem(id);
+    if (reserved) return void refuseEndpoint(id, `not a valid endpoint ID: ${reserved}`);
     const token = tokens[id];
     if (token === undefined) return void refuseEndpoint(id, `${TOKENS_FILE} has no token for it`);
     if (typeof token !== 'string') return void refuseEndpoint(id, `its token in ${TOKENS_FILE} is not a string`);

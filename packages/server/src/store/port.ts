@@ -20,6 +20,13 @@ export interface StoredEndpoint {
   version: number;
 }
 
+/** A bot: its key acts for `platform` on every endpoint. Only the key's SHA-256 digest is stored. */
+export interface StoredBot {
+  id: string;
+  platform: Platform;
+  keyHash: Uint8Array;
+}
+
 /** One committed change of an endpoint: its record as of `version`. */
 export interface EndpointEvent {
   version: number;
@@ -102,6 +109,15 @@ export interface EndpointStore {
   delete(id: string): Promise<boolean>;
   /** IDs in ascending order, starting after `after`. */
   listIds(after: string | undefined, limit: number): Promise<string[]>;
+
+  /** false when the ID is taken. */
+  createBot(bot: StoredBot): Promise<boolean>;
+  /** false when there is no such bot. */
+  setBotKeyHash(id: string, keyHash: Uint8Array): Promise<boolean>;
+  /** false when there is no such bot. */
+  deleteBot(id: string): Promise<boolean>;
+  /** Every bot, in ascending ID order (the admin layer keeps them few, see admin/bots.ts). */
+  listBots(): Promise<StoredBot[]>;
 
   /**
    * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt: up

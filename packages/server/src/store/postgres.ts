@@ -38,6 +38,7 @@ import {
   type EndpointEvent,
   type EndpointStore,
   type EventLogWindow,
+  type StoredBot,
   type StoredEndpoint,
   type EndpointSnapshot,
   type ImportOutcome,
@@ -410,6 +411,24 @@ export class PostgresEndpointStore implements EndpointStore {
 
   async delete(id: string): Promise<boolean> {
     return (await this.pool.query(statement('delete', [id]))).rowCount === 1;
+  }
+
+  async createBot(bot: StoredBot): Promise<boolean> {
+    const sql = 'INSERT INTO bots (id, platform, key_hash) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING';
+    return (await this.pool.query(sql, [bot.id, bot.platform, bot.keyHash])).rowCount === 1;
+  }
+
+  async setBotKeyHash(id: string, keyHash: Uint8Array): Promise<boolean> {
+    return (await this.pool.query('UPDATE bots SET key_hash = $2 WHERE id = $1', [id, keyHash])).rowCount === 1;
+  }
+
+  async deleteBot(id: string): Promise<boolean> {
+    return (await this.pool.query('DELETE FROM bots WHERE id = $1', [id])).rowCount === 1;
+  }
+
+  async listBots(): Promise<StoredBot[]> {
+    const { rows } = await this.pool.query<{ id: string; platform: Platform; key_hash: Buffer }>('SELECT id, platform, key_hash FROM bots ORDER BY id');
+    return rows.map((r) => ({ id: r.id, platform: r.platform, keyHash: r.key_hash }));
   }
 
   async listIds(after: string | undefined, limit: number): Promise<string[]> {

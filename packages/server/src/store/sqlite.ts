@@ -18,6 +18,7 @@ import {
   type EndpointStore,
   type EventLogWindow,
   type GroupCommitTiming,
+  type StoredBot,
   type StoredEndpoint,
   type EndpointSnapshot,
   type ImportOutcome,
@@ -85,6 +86,13 @@ export const MIGRATIONS = [
      WHERE id IN (SELECT endpoint_id FROM event_log);
    DROP INDEX migrating_event_log;
    DROP TABLE endpoint_events;`,
+  // Bot keys: each acts for one platform on every endpoint; only the key's SHA-256 digest is kept.
+  `CREATE TABLE bots (
+     id TEXT PRIMARY KEY,
+     platform TEXT NOT NULL,
+     key_hash BLOB NOT NULL UNIQUE,
+     created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+   ) STRICT;`,
 ];
 
 export interface SqliteStoreOptions {
@@ -519,6 +527,23 @@ export class SqliteEndpointStore implements EndpointStore {
         return this.stmts.delete.get(id);
       }),
     );
+  }
+
+  async createBot(bot: StoredBot): Promise<boolean> {
+    return this.db.prepare('INSERT INTO bots (id, platform, key_hash) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING').run(bot.id, bot.platform, bot.keyHash).changes === 1;
+  }
+
+  async setBotKeyHash(id: string, keyHash: Uint8Array): Promise<boolean> {
+    return this.db.prepare('UPDATE bots SET key_hash = ? WHERE id = ?').run(keyHash, id).changes === 1;
+  }
+
+  async deleteBot(id: string): Promise<boolean> {
+    return this.db.prepare('DELETE FROM bots WHERE id = ?').run(id).changes === 1;
+  }
+
+  async listBots(): Promise<StoredBot[]> {
+    const rows = this.db.prepare('SELECT id, platform, key_hash FROM bots ORDER BY id').all() as { id: string; platform: Platform; key_hash: Uint8Array }[];
+    return rows.map((r) => ({ id: r.id, platform: r.platform, keyHash: r.key_hash }));
   }
 
   private notified(id: string, row: unknown): boolean {

@@ -14,7 +14,7 @@ import { formatEvent, openEventStream, type ResumePoint, resumePoint } from '../
 import { type EventStreamSettings, EventStreams } from '../../src/events/streams.ts';
 import { createLogger } from '../../src/logger.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
-import { hashToken } from '../../src/tokens.ts';
+import { hashToken, tokenMatchesDigest } from '../../src/tokens.ts';
 
 describe('resumePoint', () => {
   it('when neither header nor query is given, then the stream starts fresh', () => {
@@ -83,7 +83,7 @@ describe('openEventStream', () => {
     const logger = createLogger('silent');
     app.get('/s', (req, res) => {
       options.responses?.push(res);
-      openEventStream({ store: store!, streams, endpointId: 'ep-1', token: 't', resume: options.resume ?? { kind: 'fresh' }, req, res, logger });
+      openEventStream({ store: store!, streams, endpointId: 'ep-1', stillAuthorized: (row) => tokenMatchesDigest(row.tokenHash, 't'), resume: options.resume ?? { kind: 'fresh' }, req, res, logger });
     });
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server!.once('listening', resolve));

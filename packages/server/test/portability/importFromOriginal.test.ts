@@ -1,10 +1,11 @@
 // Migrating from the original service: `chatbridge import --from-original` on a folder in its layout
 // (test/fixtures/original, whose README lists the bad values it holds).
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
+import { parseBodyLine } from '../../src/portability/exportFormat.ts';
 import { mapOriginalRecord } from '../../src/portability/originalRecord.ts';
 import { loadSpecSchemas } from '../../src/portability/specSchemas.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
@@ -95,6 +96,22 @@ describe('chatbridge import --from-original', () => {
     expect(rerun.stdout).toMatch(/^0 imported, 2 unchanged, 3 endpoints refused, 15 values refused$/m);
   });
 
+  it('when an endpoint of the folder has a reserved ID, then it is refused naming it and not imported', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chatbridge-original-'));
+    writeFileSync(join(dir, 'lookup.json'), readFileSync(join(FIXTURE, 'community_b.json')));
+    writeFileSync(join(dir, 'tokens.json'), JSON.stringify({ lookup: tokens.community_b }));
+    const file = join(dir, 'store.sqlite');
+    const result = await chatbridge(file, 'import', '--from-original', dir);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/refused lookup: the endpoint: .*reserved/);
+    const store = new SqliteEndpointStore(file);
+    try {
+      expect(await store.get('lookup')).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+
   it('when tokens.json is missing, then nothing is imported and it exits 1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chatbridge-original-'));
     const result = await chatbridge(join(dir, 'store.sqlite'), 'import', '--from-original', dir);
@@ -130,5 +147,12 @@ describe('mapOriginalRecord', () => {
 
   it('when something is not an original record, then nothing is mapped', () => {
     expect(mapOriginalRecord([], { allowPrivateWebhooks: false }, schemas.parameterProblem)).toBeUndefined();
+  });
+});
+
+describe('an export file line with a reserved ID', () => {
+  it('when an endpoint line of an export names a reserved ID, then the line is invalid naming it', () => {
+    const line = parseBodyLine(JSON.stringify({ type: 'endpoint', id: 'Events' }), loadSpecSchemas());
+    expect(line).toMatchObject({ kind: 'invalid', id: 'Events', problem: expect.stringContaining('reserved') });
   });
 });

@@ -169,6 +169,39 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
       expect(await store.listIds('b', 10)).toEqual(['c', 'd']);
     });
 
+    describe('bots', () => {
+      const digestsOf = async () => (await store.listBots()).map((b) => ({ id: b.id, platform: b.platform, keyHash: Buffer.from(b.keyHash) }));
+
+      it('when bots are created, then they are listed in ascending ID order with their platform and key digest', async () => {
+        expect(await store.createBot({ id: 'bot-b', platform: 'chat_b', keyHash: hashToken('kb') })).toBe(true);
+        expect(await store.createBot({ id: 'bot-a', platform: 'chat_a', keyHash: hashToken('ka') })).toBe(true);
+        expect(await digestsOf()).toEqual([
+          { id: 'bot-a', platform: 'chat_a', keyHash: hashToken('ka') },
+          { id: 'bot-b', platform: 'chat_b', keyHash: hashToken('kb') },
+        ]);
+      });
+
+      it('when a bot ID is taken, then createBot returns false and keeps the first', async () => {
+        await store.createBot({ id: 'bot-b', platform: 'chat_b', keyHash: hashToken('k1') });
+        expect(await store.createBot({ id: 'bot-b', platform: 'chat_c', keyHash: hashToken('k2') })).toBe(false);
+        expect(await digestsOf()).toEqual([{ id: 'bot-b', platform: 'chat_b', keyHash: hashToken('k1') }]);
+      });
+
+      it('when a bot key is replaced, then only the new digest is kept; an unknown bot is reported', async () => {
+        await store.createBot({ id: 'bot-b', platform: 'chat_b', keyHash: hashToken('old') });
+        expect(await store.setBotKeyHash('bot-b', hashToken('new'))).toBe(true);
+        expect(await digestsOf()).toEqual([{ id: 'bot-b', platform: 'chat_b', keyHash: hashToken('new') }]);
+        expect(await store.setBotKeyHash('no-bot', hashToken('x'))).toBe(false);
+      });
+
+      it('when a bot is deleted, then it is no longer listed, and deleting it again reports it absent', async () => {
+        await store.createBot({ id: 'bot-b', platform: 'chat_b', keyHash: hashToken('k') });
+        expect(await store.deleteBot('bot-b')).toBe(true);
+        expect(await store.listBots()).toEqual([]);
+        expect(await store.deleteBot('bot-b')).toBe(false);
+      });
+    });
+
     describe('outbox', () => {
       const draft = (platform: 'chat_a' | 'chat_b', expiresAt = 10_000) => ({
         platform,

@@ -1,0 +1,72 @@
+// The bot keys every record operation may be authenticated with, held in memory as their digests, so
+// authenticating a bot key costs no database round trip. The bots are few (admin/bots.ts caps them),
+// so the whole table is held. Changes made through this instance take effect at once (invalidate());
+// changes made elsewhere (another instance sharing the PostgreSQL store, or the CLI beside a server)
+// within BOT_KEYS_MAX_AGE_MS: the table is read again, once, by the first request that needs it after
+// that age. A bounded age is used rather than change notifications: one small read every few seconds
+// while bots are active, and no new kind of notification for every instance's feed to carry.
+import type { Platform } from '../domain/record.ts';
+import type { EndpointStore, StoredBot } from '../store/port.ts';
+
+/** How old the in-memory copy of the bots table may be when a bot key is checked: 5 seconds. */
+export const BOT_KEYS_MAX_AGE_MS = 5000;
+
+export interface BotIdentity {
+  id: string;
+  platform: Platform;
+  keyHash: Uint8Array;
+}
+
+const digestKey = (digest: Uint8Array) => Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('base64');
+
+export class BotKeyCache {
+  private byDigest = new Map<string, BotIdentity>();
+  private loadedAt = Number.NEGATIVE_INFINITY;
+  /** Incremented by every invalidation: a read that began before one is not taken as fresh. */
+  private generation = 0;
+  private loading: Promise<void> | undefined;
+  private readonly store: Pick<EndpointStore, 'listBots'>;
+  private readonly clock: () => number;
+  private readonly maxAgeMs: number;
+
+  constructor(store: Pick<EndpointStore, 'listBots'>, options: { clock?: () => number; maxAgeMs?: number } = {}) {
+    this.store = store;
+    this.clock = options.clock ?? (() => Date.now());
+    this.maxAgeMs = options.maxAgeMs ?? BOT_KEYS_MAX_AGE_MS;
+  }
+
+  /** undefined when the copy is fresh enough (no promise on the hot path), else the reload to await. */
+  fresh(): Promise<void> | undefined {
+    return this.isFresh() ? undefined : this.refresh();
+  }
+
+  private isFresh(): boolean {
+    return this.clock() - this.loadedAt < this.maxAgeMs;
+  }
+
+  /** Reads until a read completes that no invalidation overtook (a read under way may predate one). */
+  private async refresh(): Promise<void> {
+    while (!this.isFresh()) await (this.loading ??= this.load().finally(() => (this.loading = undefined)));
+  }
+
+  /** The bot whose key has this SHA-256 digest, in the copy as it is now. */
+  find(digest: Uint8Array): BotIdentity | undefined {
+    return this.byDigest.get(digestKey(digest));
+  }
+
+  /** A bot was created, rotated or deleted through this instance: the next check reads the table again. */
+  invalidate(): void {
+    this.generation++;
+    this.loadedAt = Number.NEGATIVE_INFINITY;
+  }
+
+  private async load(): Promise<void> {
+    const generation = this.generation;
+    const startedAt = this.clock();
+    const bots: StoredBot[] = await this.store.listBots();
+    // A read that an invalidation overtook may hold a key that no longer works: it is dropped.
+    if (generation !== this.generation) return;
+    this.byDigest = new Map(bots.map((b) => [digestKey(b.keyHash), { id: b.id, platform: b.platform, keyHash: b.keyHash }]));
+    this.loadedAt = startedAt; // its age runs from when it began
+  }
+}
