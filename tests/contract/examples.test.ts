@@ -14,6 +14,9 @@ const SEQUENCE = [
   'getLiveness',
   'getReadiness',
   'createEndpoint',
+  'createBot',
+  'listBots',
+  'rotateBotKey',
   'getEndpoint',
   'updateEndpoint',
   'markRead',
@@ -21,6 +24,7 @@ const SEQUENCE = [
   'listEndpoints',
   'getMetrics',
   'rotateEndpointToken',
+  'deleteBot',
   'deleteEndpoint',
 ];
 

@@ -954,6 +954,16 @@ export interface components {
         /** @description The bot key is valid but acts for another platform than the request names (`sender`, or `platform` of markRead). Nothing was applied. */
         Forbidden: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1119,6 +1129,13 @@ export interface components {
         /** @description Every bot, without keys. */
         BotList: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1128,6 +1145,13 @@ export interface components {
         /** @description Created. The key is shown only in this response. */
         IssuedBotKey: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1137,6 +1161,13 @@ export interface components {
         /** @description A bot with this ID already exists, or the service has its 1,000 bots. */
         BotConflict: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1146,6 +1177,13 @@ export interface components {
         /** @description No bot has this ID. */
         BotNotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -1155,6 +1193,13 @@ export interface components {
         /** @description The new key, shown only in this response. The old key no longer works. */
         RotatedBotKey: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
                 [name: string]: unknown;
             };
             content: {
@@ -2257,13 +2302,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Deleted. */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
+            204: components["responses"]["Deleted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BotNotFound"];
