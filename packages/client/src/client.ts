@@ -10,8 +10,10 @@ import type {
   Health,
   IssuedToken,
   ListEndpointsParams,
+  LookupResult,
   Platform,
   Readiness,
+  RemoveParams,
   UpdateEndpointParams,
   operations,
 } from './types.ts';
@@ -19,6 +21,7 @@ import type {
 /** The query types openapi-fetch expects; the params types above also admit `undefined` members. */
 type UpdateQuery = Omit<operations['updateEndpoint']['parameters']['query'], 'token'>;
 type ListQuery = NonNullable<operations['listEndpoints']['parameters']['query']>;
+type RemoveQuery = Omit<operations['removeFromEndpoint']['parameters']['query'], 'token'>;
 
 export interface ChatbridgeClientOptions extends RawClientOptions {
   /** The operator's admin token (`CHATBRIDGE_ADMIN_TOKEN`); needed only by the admin methods. */
@@ -59,6 +62,16 @@ export interface ChatbridgeClient {
     params?: UpdateEndpointParams,
     options?: CallOptions,
   ): Promise<EndpointRecord>;
+  /**
+   * `POST /remove/{endpoint}`: removes blacklist words, allowed IDs, a bridge (a position of every
+   * platform's channels and webhooks) or log channels, atomically; returns the committed record.
+   */
+  remove(endpoint: string, token: string, params: RemoveParams, options?: CallOptions): Promise<EndpointRecord>;
+  /**
+   * `GET /lookup` (admin token): the endpoints whose channels of `platform` hold `channel`, and the
+   * bridge it stands at; `matches` is empty when none does.
+   */
+  lookup(platform: Platform, channel: string, options?: CallOptions): Promise<LookupResult>;
   /** `POST /read/{endpoint}`: marks the pending message read by `platform`; returns the committed record. */
   markRead(endpoint: string, token: string, platform: Platform, options?: MarkReadOptions): Promise<EndpointRecord>;
   /**
@@ -116,6 +129,24 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
         signal: call?.signal ?? null,
       });
       return rememberMessageNumber(unwrap('updateEndpoint', result), result.response);
+    },
+
+    async remove(endpoint, token, params, call) {
+      const result = await raw.POST('/remove/{endpoint}', {
+        // `token` last, so a stray `token` in params (from untyped callers) cannot override it.
+        params: { path: { endpoint: pathSegment('remove', endpoint) }, query: wellFormed('remove', { ...(params as RemoveQuery), token }) },
+        signal: call?.signal ?? null,
+      });
+      return rememberMessageNumber(unwrap('removeFromEndpoint', result), result.response);
+    },
+
+    async lookup(platform, channel, call) {
+      const result = await raw.GET('/lookup', {
+        params: { query: wellFormed('lookup', { platform, channel }) },
+        headers: adminHeaders('lookup'),
+        signal: call?.signal ?? null,
+      });
+      return unwrap('lookupEndpoints', result);
     },
 
     async markRead(endpoint, token, platform, call) {

@@ -12,6 +12,7 @@ export { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
 export type { EndpointEvent, StreamEventsOptions } from './events.ts';
 export { createRawClient, type ChatbridgeRawClient, type FetchLike, type RawClientOptions } from './raw.ts';
 export type {
+  ChannelMatch,
   components,
   Config,
   Embed,
@@ -21,6 +22,7 @@ export type {
   Health,
   IssuedToken,
   ListEndpointsParams,
+  LookupResult,
   Message,
   Meta,
   operations,
@@ -28,6 +30,7 @@ export type {
   Platform,
   Problem,
   Readiness,
+  RemoveParams,
   UpdateEndpointParams,
   ValidationIssue,
 } from './types.ts';

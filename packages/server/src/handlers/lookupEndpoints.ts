@@ -1,0 +1,14 @@
+import type { AppDeps } from '../http/deps.ts';
+import { type Handler, queryOf, reply } from '../http/operations.ts';
+
+/** Matches listed per answer (the spec's maxItems); past it the answer says `truncated`. */
+export const LOOKUP_MAX_MATCHES = 100;
+
+export const lookupEndpoints =
+  ({ store }: AppDeps): Handler =>
+  async (req, res) => {
+    const { platform, channel } = queryOf(req, 'lookupEndpoints');
+    // One more than listed: whether there are more is known without counting them all.
+    const found = await store.lookupChannel(platform, channel, LOOKUP_MAX_MATCHES + 1);
+    reply(res, 'lookupEndpoints', 200, { matches: found.slice(0, LOOKUP_MAX_MATCHES), truncated: found.length > LOOKUP_MAX_MATCHES });
+  };
