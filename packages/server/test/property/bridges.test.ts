@@ -11,7 +11,7 @@
 // still there. Appending adds at the end; `index` replaces one value in place; removing bridge i takes
 // position i out of every list that has it (the later elements of every list move down together).
 //
-//   FC_SEED  seed (default below); FC_RUNS  sequences per store (default 60; PostgreSQL runs a third)
+//   FC_SEED  seed (default below); FC_RUNS  sequences per store (default 40; PostgreSQL runs a third)
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ import { hashToken } from '../../src/tokens.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 
 const SEED = Number(process.env.FC_SEED ?? 20_261_127);
-const RUNS = Number(process.env.FC_RUNS ?? 60);
+const RUNS = Number(process.env.FC_RUNS ?? 40);
 const ENDPOINTS = 3;
 /** Values per list: few, so that appends collide with present values and positions get reused. */
 const VALUES = 5;
