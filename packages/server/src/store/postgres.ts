@@ -159,6 +159,13 @@ const types = {
 const PRUNE_BATCH = 5000;
 const PRUNE_MAX_BATCHES = 20;
 
+/**
+ * A channel ID as the lookup index keeps it: its JSON string literal, as JSON.stringify writes it into
+ * the record (a text column cannot hold NUL, which a channel ID may). `json` (not `jsonb`) values keep
+ * their text verbatim, so the migration and imports derive the same key from a stored record.
+ */
+const channelKey = (channel: string) => JSON.stringify(channel);
+
 /** `<endpointId>:<version>` on the changes channel, sent when the statement's transaction commits. */
 const NOTIFY = (versionColumn: string) => `pg_notify('${CHANGES_CHANNEL}', $1::text || ':' || ${versionColumn}::text)`;
 
@@ -399,7 +406,7 @@ export class PostgresEndpointStore implements EndpointStore {
       deliveries.map((d) => d.expiresAt),
       entries !== undefined,
       (entries ?? []).map((e) => e.platform),
-      (entries ?? []).map((e) => e.channel),
+      (entries ?? []).map((e) => channelKey(e.channel)),
       (entries ?? []).map((e) => e.bridge),
       dropDeliveriesTo.map((d) => d.platform),
       dropDeliveriesTo.map((d) => d.url),
@@ -435,12 +442,12 @@ export class PostgresEndpointStore implements EndpointStore {
   async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {
     const entries = channelEntries(record);
     if (entries.length === 0) return (await this.pool.query(statement('create', [id, tokenHash, JSON.stringify(record)]))).rowCount === 1;
-    const values = [id, tokenHash, JSON.stringify(record), entries.map((e) => e.platform), entries.map((e) => e.channel), entries.map((e) => e.bridge)];
+    const values = [id, tokenHash, JSON.stringify(record), entries.map((e) => e.platform), entries.map((e) => channelKey(e.channel)), entries.map((e) => e.bridge)];
     return (await this.pool.query(statement('createIndexed', values))).rowCount === 1;
   }
 
   async lookupChannel(platform: Platform, channel: string, limit: number): Promise<ChannelMatch[]> {
-    return (await this.pool.query<ChannelMatch>(statement('lookup', [platform, channel, limit]))).rows.map((r) => ({ endpoint: r.endpoint, bridge: r.bridge }));
+    return (await this.pool.query<ChannelMatch>(statement('lookup', [platform, channelKey(channel), limit]))).rows.map((r) => ({ endpoint: r.endpoint, bridge: r.bridge }));
   }
 
   /** Streams authenticated with the old token hear of it (the notification) and end. */
@@ -594,6 +601,11 @@ export class PostgresEndpointStore implements EndpointStore {
         if (d.endpointId.length > 0) {
           await client.query(SNAPSHOT_SQL.stageDeliveries, [d.endpointId, d.seq, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt]);
         }
+        // The lookup index's rows, derived here: SQL cannot read a record holding `\u0000` as an object.
+        const channels = batch.flatMap((r) => channelEntries(JSON.parse(r.recordJson) as EndpointRecord).map((e) => ({ id: r.id, ...e })));
+        if (channels.length > 0) {
+          await client.query(SNAPSHOT_SQL.stageChannels, [channels.map((c) => c.id), channels.map((c) => c.platform), channels.map((c) => channelKey(c.channel)), channels.map((c) => c.bridge)]);
+        }
       }
       const conflicts = (await client.query<{ id: string }>(SNAPSHOT_SQL.conflicts)).rows.map((r) => r.id);
       const existing = Number((await client.query<{ n: string }>(SNAPSHOT_SQL.existing)).rows[0]!.n);
@@ -622,7 +634,10 @@ const SNAPSHOT_SQL = {
                   CREATE TEMP TABLE import_deliveries (
                     ord bigint GENERATED ALWAYS AS IDENTITY, endpoint_id text COLLATE "C" NOT NULL, message_seq bigint NOT NULL,
                     platform text NOT NULL, url text NOT NULL, payload text NOT NULL, attempts integer NOT NULL,
-                    next_attempt_at bigint NOT NULL, expires_at bigint NOT NULL) ON COMMIT DROP`,
+                    next_attempt_at bigint NOT NULL, expires_at bigint NOT NULL) ON COMMIT DROP;
+                  CREATE TEMP TABLE import_channels (
+                    endpoint_id text COLLATE "C" NOT NULL, platform text COLLATE "C" NOT NULL, channel text COLLATE "C" NOT NULL,
+                    bridge integer NOT NULL) ON COMMIT DROP`,
   stage: `INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version)
           SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`,
   stageDeliveries: `INSERT INTO import_deliveries (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
@@ -641,12 +656,11 @@ const SNAPSHOT_SQL = {
                      SELECT d.endpoint_id, d.message_seq, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
                      FROM import_deliveries d JOIN import_endpoints s ON s.id = d.endpoint_id WHERE s.fresh
                      ORDER BY d.ord`,
-  // The lookup index of the endpoints inserted, as migration 0004 indexes the stored ones.
+  stageChannels: `INSERT INTO import_channels (endpoint_id, platform, channel, bridge)
+                  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[])`,
+  // The lookup index of the endpoints inserted.
   indexInserted: `INSERT INTO channel_index (platform, channel, endpoint_id, bridge)
-                  SELECT p.key, c.value, s.id, c.ordinality - 1
-                  FROM import_endpoints s,
-                       json_each(s.record::json -> 'config' -> 'channels') p,
-                       json_array_elements_text(p.value) WITH ORDINALITY AS c (value, ordinality)
+                  SELECT c.platform, c.channel, c.endpoint_id, c.bridge FROM import_channels c JOIN import_endpoints s ON s.id = c.endpoint_id
                   WHERE s.fresh
                   ON CONFLICT DO NOTHING`,
 } as const;

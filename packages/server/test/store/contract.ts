@@ -621,6 +621,25 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect(await store.lookupChannel('chat_a', 'a2', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
       });
 
+      it('when channel IDs hold any character (NUL, quotes, backslashes, controls, non-ASCII), then lookup finds each exactly', async () => {
+        const odd = ['a\u0000b', 'quote"d', 'back\\slash', 'tab\tnew\nline', 'é🎉', 'a'];
+        await store.create('ep-1', hashToken('t'), withChannels({ chat_b: odd.slice(0, 3) }));
+        await store.create('ep-2', hashToken('t'), initialRecord());
+        await setChannels('ep-2', { chat_b: odd.slice(3) });
+        for (const [i, channel] of odd.entries()) {
+          expect(await store.lookupChannel('chat_b', channel, 10)).toEqual([{ endpoint: i < 3 ? 'ep-1' : 'ep-2', bridge: i % 3 }]);
+        }
+        expect(await store.lookupChannel('chat_b', 'a\u0000', 10)).toEqual([]);
+        const snapshot = [];
+        for await (const row of store.exportRows()) snapshot.push(row);
+        await store.delete('ep-1');
+        await store.delete('ep-2');
+        expect(await store.importRows(snapshot)).toMatchObject({ imported: 2 });
+        for (const [i, channel] of odd.entries()) {
+          expect(await store.lookupChannel('chat_b', channel, 10)).toEqual([{ endpoint: i < 3 ? 'ep-1' : 'ep-2', bridge: i % 3 }]);
+        }
+      });
+
       it('when a write is not committed (decide throws, or writes nothing), then the index is as before', async () => {
         await store.create('ep-1', hashToken('t'), withChannels({ chat_d: ['d0'] }));
         await expect(

@@ -134,7 +134,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const { url } = await emptyDatabase();
       const record = initialRecord();
       record.config.channels.chat_b = ['b0', 'shared'];
-      record.config.channels.chat_d = ['shared'];
+      record.config.channels.chat_d = ['shared', 'nul\u0000"quoted"'];
+      // NUL anywhere in a record (here a message) must not stop the migration.
+      record.meta.message.content = 'text\u0000';
       await withClient(url, async (c) => {
         expect(await migrate(c, loadMigrations().slice(0, 3))).toEqual([1, 2, 3]);
         await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', ['ep-1', hashToken('t'), JSON.stringify(record)]);
@@ -145,6 +147,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         expect(await store.lookupChannel('chat_b', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
         expect(await store.lookupChannel('chat_d', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
         expect(await store.lookupChannel('chat_b', 'b0', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+        expect(await store.lookupChannel('chat_d', 'nul\u0000"quoted"', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
       } finally {
         await store.close();
       }

@@ -87,7 +87,9 @@ describe('SqliteEndpointStore', () => {
     old.exec('PRAGMA user_version = 3');
     const record = initialRecord();
     record.config.channels.chat_b = ['b0', 'shared'];
-    record.config.channels.chat_d = ['shared'];
+    record.config.channels.chat_d = ['shared', 'nul\u0000"quoted"'];
+    // NUL anywhere in a record (here a message) must not stop the migration.
+    record.meta.message.content = 'text\u0000';
     old.prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)').run('ep-1', hashToken('t'), JSON.stringify(record));
     old.prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)').run('ep-0', hashToken('t'), JSON.stringify(initialRecord()));
     old.close();
@@ -95,6 +97,7 @@ describe('SqliteEndpointStore', () => {
     expect(await store.lookupChannel('chat_b', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
     expect(await store.lookupChannel('chat_d', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
     expect(await store.lookupChannel('chat_b', 'b0', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+    expect(await store.lookupChannel('chat_d', 'nul\u0000"quoted"', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
     await store.close();
   });
 
