@@ -17,7 +17,7 @@ import { inOneLayer } from './pipeline.ts';
 import { readAhead } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
-import { parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
+import { booleanQueryNames, parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem, isAdminPath } from './problem.ts';
 
@@ -108,7 +108,8 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.trustProxy);
   // No ETag: records change constantly and bots do not revalidate; hashing every body cost CPU.
   app.set('etag', false);
-  app.set('query parser', queryParser(queryParametersOfType(bundledSpecPath, 'boolean')));
+  const booleans = booleanQueryNames(bundledSpecPath);
+  app.set('query parser', queryParser(booleans.everywhere));
   parseQueryOnce(app);
   const queryNames = queryNameCheck(bundledSpecPath);
   app.use(
@@ -118,7 +119,7 @@ export function createApp(deps: AppDeps): Express {
       securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra),
       ...(deps.corsOrigins.length > 0 ? [corsPolicy(deps)] : []), // nothing at all when CORS is off
       adminJsonBodies(),
-      requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')),
+      requestHygiene(queryParametersOfType(bundledSpecPath, 'integer'), booleans.onPaths),
       answerHeadAsGet,
       ...OpenApiValidator.middleware({
         apiSpec: bundledSpecPath,

@@ -57,6 +57,15 @@ describe('removeFromEndpoint', () => {
     expect(await h.client.getEndpoint(id, token)).toEqual(before);
   });
 
+  it('when log_chat_x is True (as Python bots write booleans), then removal clears it, while updateEndpoint still stores the text True', async () => {
+    const { id, token } = await twoBridges();
+    const updated = await raw(`${h.server.url}/update/${id}?token=${token}&log_chat_a=True&log_chat_b=FALSE`, { method: 'POST' });
+    expect(updated.body.config.logs).toMatchObject({ chat_a: 'True', chat_b: 'FALSE' });
+    const removed = await raw(`${h.server.url}/remove/${id}?token=${token}&log_chat_a=True&log_chat_b=FALSE`, { method: 'POST' });
+    expect(removed.status).toBe(200);
+    expect(removed.body.config.logs).toMatchObject({ chat_a: null, chat_b: 'FALSE' });
+  });
+
   it('when a parameter is unknown, out of bounds or of the wrong type, then 400 naming each', async () => {
     const { id, token } = await twoBridges();
     const r = await raw(`${h.server.url}/remove/${id}?token=${token}&bridge=50&log_chat_a=yes&channel_chat_a=a-channel-0&allowed_ids=abc`, { method: 'POST' });
