@@ -9,15 +9,13 @@ import type { operations } from '@chatbridge/api';
 import { type Issue, queryIssue } from './issues.ts';
 import { type EndpointRecord, type Platform, PLATFORMS } from './record.ts';
 import type { Decision, MessageState } from './row.ts';
+import type { CommittedRow } from './updateDecision.ts';
+
+export type { CommittedRow };
 
 /** The removal's query parameters, without the token (authentication is not the domain's business). */
 export type RemovalParams = Omit<operations['removeFromEndpoint']['parameters']['query'], 'token'>;
 
-/** The row as committed: the record's JSON text exactly as stored, and its lifecycle facts. */
-export interface CommittedRow {
-  recordJson: string;
-  state: MessageState;
-}
 
 export type RemovalOutcome =
   /** `json` is `record` as JSON.stringify writes it; `removedWebhooks` the webhooks no longer in the record. */
