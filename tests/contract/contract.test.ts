@@ -305,6 +305,42 @@ const cases: Case[] = [
     call: (t) => ({ method: 'POST', path: `/read/${ENDPOINT_ID}`, query: { token: t.token, platform: 'chat_z' } }),
   },
   {
+    name: 'when an admin looks up a channel, then 200 with the endpoints that bridge it',
+    operationId: 'lookupEndpoints',
+    status: 200,
+    call: (t) => ({ path: '/lookup', bearer: t.adminToken, query: { platform: 'chat_a', channel: '912345678901234500' } }),
+  },
+  {
+    name: 'when a lookup names an unknown platform, then 400',
+    operationId: 'lookupEndpoints',
+    status: 400,
+    call: (t) => ({ path: '/lookup', bearer: t.adminToken, query: { platform: 'chat_z', channel: '912345678901234500' } }),
+  },
+  {
+    name: 'when a lookup is sent without a bearer token, then 401',
+    operationId: 'lookupEndpoints',
+    status: 401,
+    call: () => ({ path: '/lookup', query: { platform: 'chat_a', channel: '912345678901234500' } }),
+  },
+  {
+    name: 'when values are removed from an endpoint with a valid token, then 200 with the record',
+    operationId: 'removeFromEndpoint',
+    status: 200,
+    call: (t) => ({ method: 'POST', path: `/remove/${ENDPOINT_ID}`, query: { token: t.token, blacklist: 'scam', log_chat_c: 'true' } }),
+  },
+  {
+    name: 'when a removal names a bridge above its maximum, then 400',
+    operationId: 'removeFromEndpoint',
+    status: 400,
+    call: (t) => ({ method: 'POST', path: `/remove/${ENDPOINT_ID}`, query: { token: t.token, bridge: '50' } }),
+  },
+  {
+    name: 'when values are removed without a token, then 401',
+    operationId: 'removeFromEndpoint',
+    status: 401,
+    call: () => ({ method: 'POST', path: `/remove/${ENDPOINT_ID}`, query: { blacklist: 'scam' } }),
+  },
+  {
     name: 'when metrics are scraped, then 200 text/plain',
     operationId: 'getMetrics',
     status: 200,

@@ -20,6 +20,8 @@ const SEQUENCE = [
   'getEndpoint',
   'updateEndpoint',
   'markRead',
+  'lookupEndpoints',
+  'removeFromEndpoint',
   'streamEndpointEvents',
   'listEndpoints',
   'getMetrics',

@@ -36,6 +36,8 @@ function operationOf({ method, path }: Exchange): string {
   if (path === '/admin/bots') return method === 'POST' ? 'createBot' : 'listBots';
   if (path.startsWith('/admin/bots/')) return path.endsWith('/key') ? 'rotateBotKey' : 'deleteBot';
   if (path.startsWith('/read/')) return 'markRead';
+  if (path === '/lookup') return 'lookupEndpoints';
+  if (path.startsWith('/remove/')) return 'removeFromEndpoint';
   return path.startsWith('/update/') ? 'updateEndpoint' : 'getEndpoint';
 }
 
@@ -178,6 +180,12 @@ describe('prism proxy --errors in front of the real server', () => {
     last = await client().markRead(ID, token, 'chat_b');
     expect(last.meta).toMatchObject({ trigger: false, sender: null, message: { content: null, attachments: [] } });
     expect(last.config).toEqual(afterA.config);
+  });
+
+  it('when a bot looks up a bridged channel and removes a word, then lookup names the endpoint and bridge, and the word is gone', async () => {
+    expect(await client().lookup('chat_a', '912345678901234502')).toEqual({ matches: [{ endpoint: ID, bridge: 1 }], truncated: false });
+    last = await client().remove(ID, token, { blacklist: 'EGGS' });
+    expect(last.config.blacklist).toEqual(['spam', 'scam', 'phishing']);
   });
 
   it('when metrics are scraped through the proxy, then 200 text/plain with no violation reported', async () => {

@@ -232,6 +232,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find the endpoints that bridge a channel
+         * @description Answers which endpoints bridge `channel` on `platform`, and at which bridge: each match is an
+         *     endpoint whose `config.channels.<platform>[bridge]` is `channel`. A bot that receives an event
+         *     from a channel finds its community with this instead of keeping a table of its own. An empty
+         *     `matches` list means no endpoint bridges the channel (`200`, not `404`).
+         *
+         *     The answer comes from an index the store keeps in the same transaction as every write of a record
+         *     (updates, removals, deletions, imports), so it is never behind the records and costs the same
+         *     whatever the number of endpoints.
+         *
+         *     Authenticated with a bot key (of any platform: a bot relays between platforms) or the admin
+         *     token, both as `Authorization: Bearer`. Lookups are not counted against any endpoint's request
+         *     rate; failed authentications count like any other.
+         *
+         *     **Bounds.** At most 100 matches, ordered by endpoint ID (byte order), then bridge. When more than
+         *     100 match, the first 100 are returned and `truncated` is `true`.
+         */
+        get: operations["lookupEndpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/remove/{endpoint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove values from an endpoint
+         * @description Removes the given values from the record in one atomic step and returns the record as committed,
+         *     like `updateEndpoint` (same headers). There is no request body.
+         *
+         *     - `blacklist`: each comma-separated, trimmed word is removed from `config.blacklist`, compared
+         *       without regard to letter case.
+         *     - `allowed_ids`: each comma-separated, trimmed ID is removed from `config.allowed-ids` (exact match).
+         *     - `bridge=<i>`: removes position `i` from every platform's `channels` and `webhooks` list that has
+         *       it, so the bridges after it move down by one and stay aligned (`channels.X[j]` and
+         *       `webhooks.X[j]` keep belonging together). Answered `400` when no `channels` or `webhooks` list
+         *       has position `i`.
+         *     - `log_chat_a` .. `log_chat_d` `=true`: clears that log channel (`config.logs.X` becomes `null`);
+         *       `false` leaves it.
+         *
+         *     Authenticated with the endpoint's `token`, or a bot key (any platform's: removal names no sender).
+         *
+         *     **All or nothing.** Either every parameter of the request is applied, or (on any `4xx`) nothing
+         *     is. Removing what is absent is a no-op answered `200`; when nothing changes, nothing is written
+         *     and no event is sent. Otherwise the removal is one committed change (one event on
+         *     `streamEndpointEvents`), and pending webhook deliveries of the current message to a webhook it
+         *     removed are dropped unsent.
+         */
+        post: operations["removeFromEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/endpoints": {
         parameters: {
             query?: never;
@@ -705,6 +784,19 @@ export interface components {
          *     (a `oneOf` of the kinds, each told apart by a member naming it).
          */
         EndpointEvent: components["schemas"]["EndpointRecord"];
+        /** @description An endpoint that bridges the channel looked up, and the bridge (position) it stands at. */
+        ChannelMatch: {
+            /** @description The endpoint ID. */
+            endpoint: string;
+            /** @description The position of the channel in `config.channels.<platform>` of that endpoint. */
+            bridge: number;
+        };
+        LookupResult: {
+            /** @description The endpoints that bridge the channel, by endpoint ID (byte order) then bridge; empty when none. At most 100. */
+            matches: components["schemas"]["ChannelMatch"][];
+            /** @description `true` when more than 100 matched and only the first 100 are listed. */
+            truncated: boolean;
+        };
         EndpointPage: {
             /** @description At most `limit` (at most 1000) IDs. */
             ids: string[];
@@ -1030,6 +1122,22 @@ export interface components {
             };
             content: {
                 "text/event-stream": components["schemas"]["EndpointEvent"];
+            };
+        };
+        /** @description The endpoints that bridge the channel (an empty list when none). */
+        LookupResult: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LookupResult"];
             };
         };
         /** @description A page of endpoint IDs. */
@@ -1610,6 +1718,56 @@ export interface components {
          */
         "Last-Event-ID": string;
         /**
+         * @description The platform of the channel to look up.
+         * @example chat_b
+         */
+        lookup_platform: components["schemas"]["Platform"];
+        /**
+         * @description The channel ID to look up, compared exactly. 1 to 150 characters: the widest of the `channel_*`
+         *     bounds of `updateEndpoint`.
+         * @example channel-b-1
+         */
+        lookup_channel: string;
+        /**
+         * @description Word(s) removed from `config.blacklist`, compared case-insensitively. Several words may be sent
+         *     separated by commas; each non-empty trimmed word is removed. A word that is not present is skipped.
+         * @example spam,scam
+         */
+        remove_blacklist: string;
+        /**
+         * @description ID(s) removed from `config.allowed-ids` (exact match). Several IDs may be sent separated by commas;
+         *     each non-empty trimmed ID is removed. An ID that is not present is skipped.
+         * @example 912345678901234567
+         */
+        remove_allowed_ids: string;
+        /**
+         * @description Zero-based position removed from every platform's `channels` and `webhooks` list that has it; the
+         *     positions after it move down by one. `400`, with nothing applied, when no such list has it (lists
+         *     hold at most 50 elements).
+         * @example 0
+         */
+        bridge: number;
+        /**
+         * @description With `true`, clears `config.logs.chat_a` (it becomes `null`); `false` leaves it.
+         * @example true
+         */
+        clear_log_chat_a: boolean;
+        /**
+         * @description With `true`, clears `config.logs.chat_b` (it becomes `null`); `false` leaves it.
+         * @example true
+         */
+        clear_log_chat_b: boolean;
+        /**
+         * @description With `true`, clears `config.logs.chat_c` (it becomes `null`); `false` leaves it.
+         * @example true
+         */
+        clear_log_chat_c: boolean;
+        /**
+         * @description With `true`, clears `config.logs.chat_d` (it becomes `null`); `false` leaves it.
+         * @example true
+         */
+        clear_log_chat_d: boolean;
+        /**
          * @description Page size, 1 to 1000 (default 100).
          * @example 100
          */
@@ -2144,6 +2302,105 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["EventStream"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    lookupEndpoints: {
+        parameters: {
+            query: {
+                /**
+                 * @description The platform of the channel to look up.
+                 * @example chat_b
+                 */
+                platform: components["parameters"]["lookup_platform"];
+                /**
+                 * @description The channel ID to look up, compared exactly. 1 to 150 characters: the widest of the `channel_*`
+                 *     bounds of `updateEndpoint`.
+                 * @example channel-b-1
+                 */
+                channel: components["parameters"]["lookup_channel"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["LookupResult"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    removeFromEndpoint: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
+                 *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
+                 * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
+                 */
+                token?: components["parameters"]["token"];
+                /**
+                 * @description Word(s) removed from `config.blacklist`, compared case-insensitively. Several words may be sent
+                 *     separated by commas; each non-empty trimmed word is removed. A word that is not present is skipped.
+                 * @example spam,scam
+                 */
+                blacklist?: components["parameters"]["remove_blacklist"];
+                /**
+                 * @description ID(s) removed from `config.allowed-ids` (exact match). Several IDs may be sent separated by commas;
+                 *     each non-empty trimmed ID is removed. An ID that is not present is skipped.
+                 * @example 912345678901234567
+                 */
+                allowed_ids?: components["parameters"]["remove_allowed_ids"];
+                /**
+                 * @description Zero-based position removed from every platform's `channels` and `webhooks` list that has it; the
+                 *     positions after it move down by one. `400`, with nothing applied, when no such list has it (lists
+                 *     hold at most 50 elements).
+                 * @example 0
+                 */
+                bridge?: components["parameters"]["bridge"];
+                /**
+                 * @description With `true`, clears `config.logs.chat_a` (it becomes `null`); `false` leaves it.
+                 * @example true
+                 */
+                log_chat_a?: components["parameters"]["clear_log_chat_a"];
+                /**
+                 * @description With `true`, clears `config.logs.chat_b` (it becomes `null`); `false` leaves it.
+                 * @example true
+                 */
+                log_chat_b?: components["parameters"]["clear_log_chat_b"];
+                /**
+                 * @description With `true`, clears `config.logs.chat_c` (it becomes `null`); `false` leaves it.
+                 * @example true
+                 */
+                log_chat_c?: components["parameters"]["clear_log_chat_c"];
+                /**
+                 * @description With `true`, clears `config.logs.chat_d` (it becomes `null`); `false` leaves it.
+                 * @example true
+                 */
+                log_chat_d?: components["parameters"]["clear_log_chat_d"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Record"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];

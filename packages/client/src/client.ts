@@ -13,8 +13,10 @@ import type {
   IssuedBotKey,
   IssuedToken,
   ListEndpointsParams,
+  LookupResult,
   Platform,
   Readiness,
+  RemoveParams,
   UpdateEndpointParams,
   operations,
 } from './types.ts';
@@ -22,6 +24,7 @@ import type {
 /** The query types openapi-fetch expects; the params types above also admit `undefined` members. */
 type UpdateQuery = Omit<NonNullable<operations['updateEndpoint']['parameters']['query']>, 'token'>;
 type ListQuery = NonNullable<operations['listEndpoints']['parameters']['query']>;
+type RemoveQuery = Omit<NonNullable<operations['removeFromEndpoint']['parameters']['query']>, 'token'>;
 
 export interface ChatbridgeClientOptions extends RawClientOptions {
   /** The operator's admin token (`CHATBRIDGE_ADMIN_TOKEN`); needed only by the admin methods. */
@@ -103,6 +106,10 @@ export interface ChatbridgeBotClient extends ChatbridgeCommonMethods {
   getEndpoint(endpoint: string, options?: CallOptions): Promise<EndpointRecord>;
   /** `POST /update/{endpoint}` with the bot key. */
   updateEndpoint(endpoint: string, params?: UpdateEndpointParams, options?: CallOptions): Promise<EndpointRecord>;
+  /** `POST /remove/{endpoint}` with the bot key (see ChatbridgeClient.remove). */
+  remove(endpoint: string, params: RemoveParams, options?: CallOptions): Promise<EndpointRecord>;
+  /** `GET /lookup` with the bot key: the endpoints whose channels of `platform` hold `channel`. */
+  lookup(platform: Platform, channel: string, options?: CallOptions): Promise<LookupResult>;
   /** `POST /read/{endpoint}` with the bot key: marks the pending message read by the key's platform. */
   markRead(endpoint: string, options?: BotMarkReadOptions): Promise<EndpointRecord>;
   /** `GET /events/{endpoint}` with the bot key (see ChatbridgeClient.streamEndpointEvents). */
@@ -119,6 +126,16 @@ export interface ChatbridgeClient extends ChatbridgeCommonMethods {
     params?: UpdateEndpointParams,
     options?: CallOptions,
   ): Promise<EndpointRecord>;
+  /**
+   * `POST /remove/{endpoint}`: removes blacklist words, allowed IDs, a bridge (a position of every
+   * platform's channels and webhooks) or log channels, atomically; returns the committed record.
+   */
+  remove(endpoint: string, token: string, params: RemoveParams, options?: CallOptions): Promise<EndpointRecord>;
+  /**
+   * `GET /lookup` (admin token; a bot client uses its key): the endpoints whose channels of `platform` hold `channel`, and the
+   * bridge it stands at; `matches` is empty when none does.
+   */
+  lookup(platform: Platform, channel: string, options?: CallOptions): Promise<LookupResult>;
   /** `POST /read/{endpoint}`: marks the pending message read by `platform`; returns the committed record. */
   markRead(endpoint: string, token: string, platform: Platform, options?: MarkReadOptions): Promise<EndpointRecord>;
   /**
@@ -167,6 +184,26 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
         signal: call?.signal ?? null,
       });
       return rememberMessageNumber(unwrap('updateEndpoint', result), result.response);
+    },
+
+    async remove(endpoint: string, credential: RecordCredential, params: RemoveParams, call?: CallOptions) {
+      const auth = authOf(credential);
+      const { token: _stray, ...rest } = params as RemoveQuery & { token?: unknown };
+      const result = await raw.POST('/remove/{endpoint}', {
+        params: { path: { endpoint: pathSegment('remove', endpoint) }, query: wellFormed('remove', { ...(rest as RemoveQuery), ...auth.query }) },
+        headers: auth.headers,
+        signal: call?.signal ?? null,
+      });
+      return rememberMessageNumber(unwrap('removeFromEndpoint', result), result.response);
+    },
+
+    async lookup(platform: Platform, channel: string, authorization: { Authorization: string }, call?: CallOptions) {
+      const result = await raw.GET('/lookup', {
+        params: { query: wellFormed('lookup', { platform, channel }) },
+        headers: authorization,
+        signal: call?.signal ?? null,
+      });
+      return unwrap('lookupEndpoints', result);
     },
 
     async markRead(endpoint: string, credential: RecordCredential, platform: Platform | undefined, call?: MarkReadOptions) {
@@ -281,6 +318,8 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
       ...common,
       getEndpoint: (endpoint, call) => record.getEndpoint(endpoint, key, call),
       updateEndpoint: (endpoint, params, call) => record.updateEndpoint(endpoint, key, params, call),
+      remove: (endpoint, params, call) => record.remove(endpoint, key, params, call),
+      lookup: (platform, channel, call) => record.lookup(platform, channel, { Authorization: `Bearer ${botKey}` }, call),
       markRead: (endpoint, call) => record.markRead(endpoint, key, call?.platform, call),
       streamEndpointEvents: (endpoint, streamOptions) => streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), key, streamOptions),
     };
@@ -290,6 +329,8 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
     ...common,
     getEndpoint: (endpoint, token, call) => record.getEndpoint(endpoint, { token }, call),
     updateEndpoint: (endpoint, token, params, call) => record.updateEndpoint(endpoint, { token }, params, call),
+    remove: (endpoint, token, params, call) => record.remove(endpoint, { token }, params, call),
+    lookup: (platform, channel, call) => record.lookup(platform, channel, adminHeaders('lookup'), call),
     markRead: (endpoint, token, platform, call) => record.markRead(endpoint, { token }, platform, call),
     streamEndpointEvents: (endpoint, token, streamOptions) => streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), { token }, streamOptions),
   };

@@ -18,6 +18,7 @@ export { createRawClient, type ChatbridgeRawClient, type FetchLike, type RawClie
 export type {
   Bot,
   IssuedBotKey,
+  ChannelMatch,
   components,
   Config,
   Embed,
@@ -27,6 +28,7 @@ export type {
   Health,
   IssuedToken,
   ListEndpointsParams,
+  LookupResult,
   Message,
   Meta,
   operations,
@@ -34,6 +36,7 @@ export type {
   Platform,
   Problem,
   Readiness,
+  RemoveParams,
   UpdateEndpointParams,
   ValidationIssue,
 } from './types.ts';

@@ -20,6 +20,8 @@ export type Health = Schemas['Health'];
 export type Bot = Schemas['Bot'];
 export type BotList = Schemas['BotList'];
 export type IssuedBotKey = Schemas['IssuedBotKey'];
+export type LookupResult = Schemas['LookupResult'];
+export type ChannelMatch = Schemas['ChannelMatch'];
 
 /**
  * Every member optional and also open to `undefined` (left out of the query), so that code compiled
@@ -33,6 +35,9 @@ type Optional<T> = { [K in keyof T]?: T[K] | undefined };
  * server ignores them (those platforms have no webhooks).
  */
 export type UpdateEndpointParams = Optional<Omit<NonNullable<operations['updateEndpoint']['parameters']['query']>, 'token' | 'webhook_chat_c' | 'webhook_chat_d'>>;
+
+/** Query parameters of `remove` (`removeFromEndpoint`), without `token` (the client passes that separately). */
+export type RemoveParams = Optional<Omit<NonNullable<operations['removeFromEndpoint']['parameters']['query']>, 'token'>>;
 
 /** Query parameters of `listEndpoints`. */
 export type ListEndpointsParams = Optional<NonNullable<operations['listEndpoints']['parameters']['query']>>;

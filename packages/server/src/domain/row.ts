@@ -37,6 +37,11 @@ export interface Decision<T> {
      * no longer belong to the pending message: all of them when idle, other messages' when pending.
      */
     deliveries?: DeliveryDraft[];
+    /**
+     * Outbox entries of this endpoint to these webhooks are deleted in the same transaction: the
+     * record no longer has the webhook, so nothing queued for it is sent.
+     */
+    dropDeliveriesTo?: { platform: Platform; url: string }[];
   };
   result: T;
 }

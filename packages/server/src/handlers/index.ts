@@ -13,8 +13,10 @@ import { getMetrics } from './getMetrics.ts';
 import { getReadiness } from './getReadiness.ts';
 import { listBots } from './listBots.ts';
 import { listEndpoints } from './listEndpoints.ts';
+import { lookupEndpoints } from './lookupEndpoints.ts';
 import { markRead } from './markRead.ts';
 import { rotateBotKey } from './rotateBotKey.ts';
+import { removeFromEndpoint } from './removeFromEndpoint.ts';
 import { rotateEndpointToken } from './rotateEndpointToken.ts';
 import { streamEndpointEvents } from './streamEndpointEvents.ts';
 import { updateEndpoint } from './updateEndpoint.ts';
@@ -23,6 +25,8 @@ export const buildHandlers = (deps: AppDeps): Handlers => ({
   getEndpoint: getEndpoint(deps),
   updateEndpoint: updateEndpoint(deps),
   markRead: markRead(deps),
+  removeFromEndpoint: removeFromEndpoint(deps),
+  lookupEndpoints: lookupEndpoints(deps),
   streamEndpointEvents: streamEndpointEvents(deps),
   createEndpoint: createEndpoint(deps),
   listEndpoints: listEndpoints(deps),

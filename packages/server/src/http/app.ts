@@ -10,8 +10,7 @@ import express, { type Express, type Request, type RequestHandler } from 'expres
 import * as OpenApiValidator from 'express-openapi-validator';
 import { bundledSpecPath } from '@chatbridge/api';
 import { buildHandlers } from '../handlers/index.ts';
-import { tokenMatchesDigest } from '../tokens.ts';
-import { credentialCheck } from './authenticate.ts';
+import { credentialCheck, presentsAdminToken } from './authenticate.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { queryNameCheck } from './queryNames.ts';
@@ -19,16 +18,9 @@ import { inOneLayer } from './pipeline.ts';
 import { readAhead } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
-import { parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
+import { booleanQueryNames, parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem, isAdminPath } from './problem.ts';
-
-/** Whether the request presents the operator's admin token (never, when the admin API is off). */
-function presentsAdminToken(req: Request, adminTokenHash: Uint8Array | undefined): boolean {
-  // The scheme's name is case-insensitive (RFC 9110 §11.1).
-  const presented = /^bearer +(.*)$/is.exec(req.headers.authorization ?? '')?.[1];
-  return tokenMatchesDigest(adminTokenHash, presented);
-}
 
 /**
  * HEAD is GET without a body (RFC 9110 §9.3.2): load balancers probe `HEAD /-/live`. The spec lists
@@ -79,15 +71,16 @@ function corsPolicy({ corsOrigins }: AppDeps): RequestHandler {
 }
 
 /**
- * Runs the operation the validator matched. Operations whose spec security names `adminBearer` need
- * the operator's admin token first: checked here, not in a layer of its own that every request crosses.
+ * Runs the operation the validator matched. Operations whose only security is `adminBearer` need the
+ * operator's admin token first: checked here, not in a layer of its own that every request crosses.
+ * An operation that also takes a bot key (lookupEndpoints) checks either in its handler.
  */
 function dispatch(handlers: Handlers, adminTokenHash: Uint8Array | undefined): RequestHandler {
   return (req, res, next) => {
     const schema = openapiOf(req).schema;
     const operationId = schema?.operationId as OperationId | undefined;
     if (!operationId) return next();
-    if (schema?.security?.some((s) => 'adminBearer' in s) && !presentsAdminToken(req, adminTokenHash)) {
+    if (schema?.security?.length && schema.security.every((s) => 'adminBearer' in s) && !presentsAdminToken(req, adminTokenHash)) {
       return next(new HttpProblem(401, ADMIN_UNAUTHORIZED_DETAIL));
     }
     return handlers[operationId](req, res); // Express 5 passes a rejection to the error handler
@@ -110,7 +103,8 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.trustProxy);
   // No ETag: records change constantly and bots do not revalidate; hashing every body cost CPU.
   app.set('etag', false);
-  app.set('query parser', queryParser(queryParametersOfType(bundledSpecPath, 'boolean')));
+  const booleans = booleanQueryNames(bundledSpecPath);
+  app.set('query parser', queryParser(booleans.everywhere));
   parseQueryOnce(app);
   const queryNames = queryNameCheck(bundledSpecPath);
   app.use(
@@ -120,7 +114,7 @@ export function createApp(deps: AppDeps): Express {
       securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra),
       ...(deps.corsOrigins.length > 0 ? [corsPolicy(deps)] : []), // nothing at all when CORS is off
       adminJsonBodies(),
-      requestHygiene(queryParametersOfType(bundledSpecPath, 'integer')),
+      requestHygiene(queryParametersOfType(bundledSpecPath, 'integer'), booleans.onPaths),
       answerHeadAsGet,
       ...OpenApiValidator.middleware({
         apiSpec: bundledSpecPath,

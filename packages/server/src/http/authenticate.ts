@@ -6,7 +6,7 @@
 import type { Request, RequestHandler } from 'express';
 import type { BotKeyCache } from '../bots/keyCache.ts';
 import type { Platform } from '../domain/record.ts';
-import { digestsMatch, hashToken } from '../tokens.ts';
+import { digestsMatch, hashToken, tokenMatchesDigest } from '../tokens.ts';
 import { openapiOf } from './operations.ts';
 import { invalid } from './problem.ts';
 
@@ -92,4 +92,9 @@ export function authenticateBot(req: Request, bots: BotKeyCache): Extract<Actor,
 function botOf(digest: Buffer, bots: BotKeyCache): Extract<Actor, { kind: 'bot' }> | undefined {
   const bot = bots.find(digest);
   return digestsMatch(bot?.keyHash, digest) && bot ? { kind: 'bot', bot: bot.id, platform: bot.platform } : undefined;
+}
+
+/** Whether the request presents the operator's admin token (never, when the admin API is off). */
+export function presentsAdminToken(req: Request, adminTokenHash: Uint8Array | undefined): boolean {
+  return tokenMatchesDigest(adminTokenHash, bearerOf(req));
 }

@@ -17,6 +17,14 @@ import {
   type ProblemStatus,
 } from './problem.ts';
 import { issueFromValidator, onePerParameter, type ValidatorErrorItem } from './validatorIssues.ts';
+import { openapiOf } from './operations.ts';
+
+/**
+ * Whether the request's credential is the admin bearer token: the admin API's paths, and operations
+ * elsewhere that the spec secures with it (lookupEndpoints).
+ */
+const takesAdminBearer = (req: Request) =>
+  isAdminPath(req.path) || (openapiOf(req).schema?.security ?? []).some((s) => 'adminBearer' in s);
 
 interface Answer {
   status: ProblemStatus;
@@ -48,7 +56,7 @@ function toProblem(err: unknown, req: Request, besideValidator: IssuesBesideVali
   if (status === 400) return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'could not be decoded' }]));
   if (status === 415 && e.type === 'encoding.unsupported') return { status: 415, detail: 'Unsupported Content-Encoding.' };
   if (status === 401 || status === 403) {
-    return { status: 401, detail: isAdminPath(req.path) ? ADMIN_UNAUTHORIZED_DETAIL : UNAUTHORIZED_DETAIL };
+    return { status: 401, detail: takesAdminBearer(req) ? ADMIN_UNAUTHORIZED_DETAIL : UNAUTHORIZED_DETAIL };
   }
   if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
   if (status === 405) {
@@ -71,7 +79,7 @@ export function problemErrorHandler(logger: Logger, besideValidator: IssuesBesid
     if (res.headersSent) return;
     if (p.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(p.retryAfterSeconds));
     if (p.allow !== undefined) res.setHeader('Allow', p.allow);
-    if (p.status === 401) res.setHeader('WWW-Authenticate', challengeFor(req.path));
+    if (p.status === 401) res.setHeader('WWW-Authenticate', challengeFor(takesAdminBearer(req)));
     res.status(p.status).type('application/problem+json').json(problemFor(p.status, p.detail, req.path, p.errors));
   };
 }

@@ -44,12 +44,13 @@ export const forbidden = (detail: string) => new HttpProblem(403, detail);
 export const ADMIN_UNAUTHORIZED_DETAIL = 'The admin token is missing or wrong.';
 
 /**
- * The `WWW-Authenticate` challenge every 401 carries (RFC 9110 requires one). Admin operations take a
- * bearer token (RFC 6750); endpoint operations take the token in the query string, for which no
+ * The `WWW-Authenticate` challenge every 401 carries (RFC 9110 requires one). Admin operations and
+ * lookupEndpoints take the admin bearer token (RFC 6750); endpoint operations take the token in the
+ * query string, for which no
  * scheme is registered, so the challenge names it the way the spec's `apiKey` scheme does.
  */
-export const challengeFor = (path: string) =>
-  isAdminPath(path) ? 'Bearer realm="chatbridge-admin"' : 'ApiKey realm="chatbridge", in="query", name="token"';
+export const challengeFor = (adminBearer: boolean) =>
+  adminBearer ? 'Bearer realm="chatbridge-admin"' : 'ApiKey realm="chatbridge", in="query", name="token"';
 
 /**
  * The admin API's paths, in any letter case: routing and the validator match paths without regard

@@ -175,7 +175,8 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
         return next(new HttpProblem(429, `Too many failed authentications ${what}; retry later.`));
       }
     }
-    if (!perEndpoint || !tokenAuth) return next();
+    // The per-endpoint rate counts requests to one endpoint; a lookup addresses none.
+    if (!perEndpoint || !tokenAuth || openapiOf(req).pathParams?.endpoint === undefined) return next();
     // Returned, so that Express 5 hands anything thrown on the way to the error handler.
     return perEndpoint.consume(endpointKey(req)).then(
       (state) => {

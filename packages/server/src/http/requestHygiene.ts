@@ -17,20 +17,47 @@ interface SpecParameter {
   schema?: { type?: string };
 }
 
-/** Names of the query parameters of one schema type anywhere in the spec (read once at start-up). */
-export function queryParametersOfType(specPath: string, type: 'integer' | 'boolean'): Set<string> {
+/** Every query parameter the spec declares: its path template, name and schema type (read once at start-up). */
+function queryParametersOf(specPath: string): { path: string; name: string; type: string | undefined }[] {
   const spec = parseYaml(readFileSync(specPath, 'utf8')) as {
     paths?: Record<string, Record<string, { parameters?: SpecParameter[] }> & { parameters?: SpecParameter[] }>;
     components?: { parameters?: Record<string, SpecParameter> };
   };
   const resolve = (p: SpecParameter & { $ref?: string }) =>
     p.$ref ? spec.components?.parameters?.[p.$ref.split('/').pop() ?? ''] ?? {} : p;
-  const names = new Set<string>();
-  for (const item of Object.values(spec.paths ?? {})) {
+  return Object.entries(spec.paths ?? {}).flatMap(([path, item]) => {
     const lists = [item.parameters ?? [], ...Object.values(item).map((op) => (Array.isArray(op) ? [] : (op?.parameters ?? [])))];
-    for (const p of lists.flat().map(resolve)) if (p.in === 'query' && p.schema?.type === type && p.name) names.add(p.name);
+    return lists.flat().map(resolve).flatMap((p) => (p.in === 'query' && p.name ? [{ path, name: p.name, type: p.schema?.type }] : []));
+  });
+}
+
+/** Names of the query parameters of one schema type anywhere in the spec (read once at start-up). */
+export function queryParametersOfType(specPath: string, type: 'integer' | 'boolean'): Set<string> {
+  return new Set(queryParametersOf(specPath).filter((p) => p.type === type).map((p) => p.name));
+}
+
+/** Boolean query parameters: names that are booleans wherever declared, and names that are only on some paths. */
+export interface BooleanQueryNames {
+  everywhere: Set<string>;
+  /** A name that is text elsewhere (`log_chat_a`: a log channel ID for updateEndpoint, a flag for removeFromEndpoint). */
+  onPaths: { path: RegExp; names: Set<string> }[];
+}
+
+/** A path template as a pattern: `{x}` is one segment; routing ignores letter case and a trailing slash. */
+const pathPattern = (template: string) =>
+  new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+')}/?$`, 'i');
+
+export function booleanQueryNames(specPath: string): BooleanQueryNames {
+  const declared = queryParametersOf(specPath);
+  const elsewhere = new Set(declared.filter((p) => p.type !== 'boolean').map((p) => p.name));
+  const everywhere = new Set(declared.filter((p) => p.type === 'boolean' && !elsewhere.has(p.name)).map((p) => p.name));
+  const byPath = new Map<string, Set<string>>();
+  for (const p of declared) {
+    if (p.type !== 'boolean' || !elsewhere.has(p.name)) continue;
+    if (!byPath.has(p.path)) byPath.set(p.path, new Set());
+    byPath.get(p.path)!.add(p.name);
   }
-  return names;
+  return { everywhere, onPaths: [...byPath].map(([path, names]) => ({ path: pathPattern(path), names })) };
 }
 
 const DECIMAL_INTEGER = /^-?\d+$/;
@@ -77,8 +104,16 @@ function countQueryParameters(url: string): number {
   return count;
 }
 
-export function requestHygiene(integerParameters: Set<string>): RequestHandler {
+export function requestHygiene(integerParameters: Set<string>, booleansOnPaths: BooleanQueryNames['onPaths'] = []): RequestHandler {
   return (req, _res, next) => {
+    // The booleans the query parser leaves as sent (their names are text on other paths), in any letter case here too.
+    for (const { path, names } of booleansOnPaths) {
+      if (!path.test(req.path)) continue;
+      for (const name of names) {
+        const value = req.query[name];
+        if (typeof value === 'string' && /^(true|false)$/i.test(value)) req.query[name] = value.toLowerCase();
+      }
+    }
     if (countQueryParameters(req.originalUrl) > MAX_QUERY_PARAMETERS) {
       return next(invalid([{ parameter: 'query', in: 'query', message: `holds more than ${MAX_QUERY_PARAMETERS} parameters` }]));
     }

@@ -12,6 +12,11 @@ import { parse as parseYaml } from 'yaml';
 const addFormats = ajvFormats.default;
 
 const SPEC_ID = 'https://chatbridge.invalid/openapi.bundled.json';
+const PARAMETER_REF = '#/components/parameters/';
+
+interface Ref {
+  $ref?: string;
+}
 
 export interface SpecSchemas {
   /** Why `value` is not an EndpointRecord of the spec (undefined: it is one). */
@@ -25,7 +30,10 @@ const describe = (errors: ErrorObject[] | null | undefined, prefix: string) =>
 
 /** Reads the bundled spec once and compiles its schemas on first use. */
 export function loadSpecSchemas(specPath: string = bundledSpecPath): SpecSchemas {
-  const spec = parseYaml(readFileSync(specPath, 'utf8')) as { components: { parameters: Record<string, { name: string }> } };
+  const spec = parseYaml(readFileSync(specPath, 'utf8')) as {
+    components: { parameters: Record<string, { name: string }> };
+    paths: Record<string, { parameters?: Ref[] } & Record<string, { operationId?: string; parameters?: Ref[] }>>;
+  };
   const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true });
   addFormats(ajv);
   // The bundle is one schema resource, so `#/components/...` pointers resolve inside it; its
@@ -38,7 +46,12 @@ export function loadSpecSchemas(specPath: string = bundledSpecPath): SpecSchemas
     if (!v) compiled.set(pointer, (v = ajv.compile({ $ref: `${SPEC_ID}#${pointer}` })));
     return v;
   };
-  const parameterKey = new Map(Object.entries(spec.components.parameters).map(([key, p]) => [p.name, key]));
+  // updateEndpoint's parameters (its path's and its own): another operation may give one of these
+  // names another schema (removeFromEndpoint's `log_chat_a` is a boolean).
+  const item = Object.values(spec.paths).find((i) => i.post?.operationId === 'updateEndpoint');
+  const refs = [...(item?.parameters ?? []), ...(item?.post?.parameters ?? [])];
+  const keys = refs.flatMap((r) => (r.$ref?.startsWith(PARAMETER_REF) ? [r.$ref.slice(PARAMETER_REF.length)] : []));
+  const parameterKey = new Map(keys.map((key) => [spec.components.parameters[key]!.name, key]));
   return {
     recordProblem(value) {
       const validate = validator('/components/schemas/EndpointRecord');

@@ -3,6 +3,9 @@ import type { Decision, DeliveryDraft, MessageState } from '../domain/row.ts';
 
 export type { Decision, DeliveryDraft, MessageState };
 import type { ChangeFeed } from './changeFeed.ts';
+import type { ChannelMatch } from './channelIndex.ts';
+
+export type { ChannelMatch };
 
 export interface StoredEndpoint {
   tokenHash: Uint8Array;
@@ -109,6 +112,13 @@ export interface EndpointStore {
   delete(id: string): Promise<boolean>;
   /** IDs in ascending order, starting after `after`. */
   listIds(after: string | undefined, limit: number): Promise<string[]>;
+  /**
+   * The endpoints whose `config.channels[platform]` holds `channel` (exact match), with its position
+   * there, ordered by endpoint ID (byte order) then position; at most `limit`. Answered from an index
+   * that every write of a record (create, update, delete, import) keeps in its own transaction, so it
+   * is never behind the records, and its cost does not grow with the number of endpoints.
+   */
+  lookupChannel(platform: Platform, channel: string, limit: number): Promise<ChannelMatch[]>;
 
   /** false when the ID is taken. */
   createBot(bot: StoredBot): Promise<boolean>;

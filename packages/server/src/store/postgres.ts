@@ -45,6 +45,7 @@ import {
   SNAPSHOT_PAGE_ROWS,
 } from './port.ts';
 import { type SnapshotRow, batchesOf, snapshotColumns, toSnapshot } from './snapshotRows.ts';
+import { type ChannelEntry, type ChannelMatch, changedChannelEntries, channelEntries } from './channelIndex.ts';
 
 export interface PostgresStoreOptions {
   /** libpq-style URL: postgres://user:password@host:5432/database?sslmode=... */
@@ -159,6 +160,13 @@ const types = {
 const PRUNE_BATCH = 5000;
 const PRUNE_MAX_BATCHES = 20;
 
+/**
+ * A channel ID as the lookup index keeps it: its JSON string literal, as JSON.stringify writes it into
+ * the record (a text column cannot hold NUL, which a channel ID may). `json` (not `jsonb`) values keep
+ * their text verbatim, so the migration and imports derive the same key from a stored record.
+ */
+const channelKey = (channel: string) => JSON.stringify(channel);
+
 /** `<endpointId>:<version>` on the changes channel, sent when the statement's transaction commits. */
 const NOTIFY = (versionColumn: string) => `pg_notify('${CHANGES_CHANNEL}', $1::text || ':' || ${versionColumn}::text)`;
 
@@ -170,7 +178,10 @@ const SQL = {
   lock: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1 FOR UPDATE',
   // The row (version + 1), only if it still has version $8 and token digest $9, and in the same
   // statement: the outbox entries that no longer belong to the pending message ($5, the pending seq):
-  // all of them when idle ($5 NULL), other messages' when pending; the event of the new version (at
+  // all of them when idle ($5 NULL), other messages' when pending, and those to the webhooks
+  // ($18 platforms, $19 URLs) the decision dropped; when $14, the lookup index's rows of the endpoint
+  // become the rows $15-$17 (those not among them are deleted; the new ones are added, the others
+  // stand, so no statement both deletes and inserts one key); the event of the new version (at
   // $6, epoch ms); the endpoint's events beyond the window of $7 events, a range of the primary key
   // (events past the age limit are never returned, and the sweep deletes them); the new deliveries
   // ($10-$13, one array per column); and the notification. Every sub-statement depends on `written`,
@@ -182,7 +193,17 @@ const SQL = {
             WHERE id = $1 AND version = $8 AND token_hash = $9 RETURNING version
           ), stale AS (
             DELETE FROM outbox
-            WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM written) AND ($5::bigint IS NULL OR message_seq <> $5::bigint)
+            WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM written)
+              AND ($5::bigint IS NULL OR message_seq <> $5::bigint OR (platform, url) IN (SELECT * FROM unnest($18::text[], $19::text[])))
+          ), unindexed AS (
+            DELETE FROM channel_index
+            WHERE $14::boolean AND endpoint_id = $1 AND EXISTS (SELECT 1 FROM written)
+              AND (platform, channel, bridge) NOT IN (SELECT * FROM unnest($15::text[], $16::text[], $17::int[]))
+          ), indexed AS (
+            INSERT INTO channel_index (platform, channel, endpoint_id, bridge)
+            SELECT n.platform, n.channel, $1, n.bridge FROM written, unnest($15::text[], $16::text[], $17::int[]) AS n (platform, channel, bridge)
+            WHERE $14::boolean
+            ON CONFLICT DO NOTHING
           ), logged AS (
             INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT $1, version, $2, $6::bigint FROM written
           ), pruned AS (
@@ -195,6 +216,16 @@ const SQL = {
           )
           SELECT version, ${NOTIFY('version')} FROM written`,
   create: 'INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
+  // `create` of a record that has channels: its lookup-index rows ($4-$6) in the same statement.
+  createIndexed: `WITH created AS (
+                    INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING id
+                  ), indexed AS (
+                    INSERT INTO channel_index (platform, channel, endpoint_id, bridge)
+                    SELECT n.platform, n.channel, created.id, n.bridge FROM created, unnest($4::text[], $5::text[], $6::int[]) AS n (platform, channel, bridge)
+                  )
+                  SELECT id FROM created`,
+  lookup: `SELECT endpoint_id AS endpoint, bridge FROM channel_index WHERE platform = $1 AND channel = $2
+           ORDER BY endpoint_id, bridge LIMIT $3`,
   setToken: `WITH u AS (UPDATE endpoints SET token_hash = $2, updated_at = now() WHERE id = $1 RETURNING version)
              SELECT ${NOTIFY('version')} FROM u`,
   // Its events and outbox entries go with it (ON DELETE CASCADE).
@@ -360,8 +391,14 @@ export class PostgresEndpointStore implements EndpointStore {
    * Commits what `decide` decided about `current` (inside the caller's transaction, or on its own),
    * only if the row still has `current`'s version and token digest; false if it has changed or gone.
    */
-  private async write(db: pg.Pool | pg.PoolClient, id: string, current: StoredEndpoint, write: NonNullable<Decision<unknown>['write']>): Promise<boolean> {
-    const { record, state, deliveries = [] } = write;
+  private async write(
+    db: pg.Pool | pg.PoolClient,
+    id: string,
+    current: StoredEndpoint,
+    write: NonNullable<Decision<unknown>['write']>,
+    entries: ChannelEntry[] | undefined = changedChannelEntries(current.recordJson, write.record),
+  ): Promise<boolean> {
+    const { record, state, deliveries = [], dropDeliveriesTo = [] } = write;
     const params = [
       id,
       write.recordJson ?? JSON.stringify(record),
@@ -376,6 +413,12 @@ export class PostgresEndpointStore implements EndpointStore {
       deliveries.map((d) => d.url),
       deliveries.map((d) => d.payload),
       deliveries.map((d) => d.expiresAt),
+      entries !== undefined,
+      (entries ?? []).map((e) => e.platform),
+      (entries ?? []).map((e) => channelKey(e.channel)),
+      (entries ?? []).map((e) => e.bridge),
+      dropDeliveriesTo.map((d) => d.platform),
+      dropDeliveriesTo.map((d) => d.url),
     ];
     return (await db.query(statement('write', params))).rowCount === 1;
   }
@@ -395,13 +438,25 @@ export class PostgresEndpointStore implements EndpointStore {
     for (let attempt = 0; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
       const current = await this.get(id);
       const { write, result } = decide(current);
-      if (!write || !current || (await this.batches.write({ id, current, write }))) return result;
+      if (!write || !current) return result;
+      // A write that changes the lookup index or drops deliveries is a configuration change, rare: it
+      // goes as a statement of its own, and the turn's batched writes (messages, reads) stay as lean.
+      const entries = changedChannelEntries(current.recordJson, write.record);
+      const alone = entries !== undefined || (write.dropDeliveriesTo?.length ?? 0) > 0;
+      if (await (alone ? this.write(this.pool, id, current, write, entries) : this.batches.write({ id, current, write }))) return result;
     }
     return this.transaction(async (client) => this.decideLocked(client, id, await this.lockRow(client, id), decide));
   }
 
   async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {
-    return (await this.pool.query(statement('create', [id, tokenHash, JSON.stringify(record)]))).rowCount === 1;
+    const entries = channelEntries(record);
+    if (entries.length === 0) return (await this.pool.query(statement('create', [id, tokenHash, JSON.stringify(record)]))).rowCount === 1;
+    const values = [id, tokenHash, JSON.stringify(record), entries.map((e) => e.platform), entries.map((e) => channelKey(e.channel)), entries.map((e) => e.bridge)];
+    return (await this.pool.query(statement('createIndexed', values))).rowCount === 1;
+  }
+
+  async lookupChannel(platform: Platform, channel: string, limit: number): Promise<ChannelMatch[]> {
+    return (await this.pool.query<ChannelMatch>(statement('lookup', [platform, channelKey(channel), limit]))).rows.map((r) => ({ endpoint: r.endpoint, bridge: r.bridge }));
   }
 
   /** Streams authenticated with the old token hear of it (the notification) and end. */
@@ -573,6 +628,11 @@ export class PostgresEndpointStore implements EndpointStore {
         if (d.endpointId.length > 0) {
           await client.query(SNAPSHOT_SQL.stageDeliveries, [d.endpointId, d.seq, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt]);
         }
+        // The lookup index's rows, derived here: SQL cannot read a record holding `\u0000` as an object.
+        const channels = batch.flatMap((r) => channelEntries(JSON.parse(r.recordJson) as EndpointRecord).map((e) => ({ id: r.id, ...e })));
+        if (channels.length > 0) {
+          await client.query(SNAPSHOT_SQL.stageChannels, [channels.map((c) => c.id), channels.map((c) => c.platform), channels.map((c) => channelKey(c.channel)), channels.map((c) => c.bridge)]);
+        }
       }
       const conflicts = (await client.query<{ id: string }>(SNAPSHOT_SQL.conflicts)).rows.map((r) => r.id);
       const existing = Number((await client.query<{ n: string }>(SNAPSHOT_SQL.existing)).rows[0]!.n);
@@ -580,6 +640,7 @@ export class PostgresEndpointStore implements EndpointStore {
       await client.query(SNAPSHOT_SQL.markFresh);
       const imported = (await client.query(SNAPSHOT_SQL.insert)).rowCount ?? 0;
       await client.query(SNAPSHOT_SQL.insertDeliveries);
+      await client.query(SNAPSHOT_SQL.indexInserted);
       return { imported, unchanged: existing, conflicts };
     });
   }
@@ -600,7 +661,10 @@ const SNAPSHOT_SQL = {
                   CREATE TEMP TABLE import_deliveries (
                     ord bigint GENERATED ALWAYS AS IDENTITY, endpoint_id text COLLATE "C" NOT NULL, message_seq bigint NOT NULL,
                     platform text NOT NULL, url text NOT NULL, payload text NOT NULL, attempts integer NOT NULL,
-                    next_attempt_at bigint NOT NULL, expires_at bigint NOT NULL) ON COMMIT DROP`,
+                    next_attempt_at bigint NOT NULL, expires_at bigint NOT NULL) ON COMMIT DROP;
+                  CREATE TEMP TABLE import_channels (
+                    endpoint_id text COLLATE "C" NOT NULL, platform text COLLATE "C" NOT NULL, channel text COLLATE "C" NOT NULL,
+                    bridge integer NOT NULL) ON COMMIT DROP`,
   stage: `INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version)
           SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`,
   stageDeliveries: `INSERT INTO import_deliveries (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
@@ -619,4 +683,11 @@ const SNAPSHOT_SQL = {
                      SELECT d.endpoint_id, d.message_seq, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
                      FROM import_deliveries d JOIN import_endpoints s ON s.id = d.endpoint_id WHERE s.fresh
                      ORDER BY d.ord`,
+  stageChannels: `INSERT INTO import_channels (endpoint_id, platform, channel, bridge)
+                  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[])`,
+  // The lookup index of the endpoints inserted.
+  indexInserted: `INSERT INTO channel_index (platform, channel, endpoint_id, bridge)
+                  SELECT c.platform, c.channel, c.endpoint_id, c.bridge FROM import_channels c JOIN import_endpoints s ON s.id = c.endpoint_id
+                  WHERE s.fresh
+                  ON CONFLICT DO NOTHING`,
 } as const;

@@ -25,6 +25,14 @@ import {
   SNAPSHOT_PAGE_ROWS,
 } from './port.ts';
 import { type SnapshotRow, batchesOf, toSnapshot } from './snapshotRows.ts';
+import { type ChannelEntry, type ChannelMatch, changedChannelEntries, channelEntries } from './channelIndex.ts';
+
+/** Indexes the channels of every record of `table` (endpoints, or an import's staging table). */
+function indexRecordsOf(table: string, where = 'TRUE'): string {
+  return `INSERT INTO channel_index (platform, channel, endpoint_id, bridge)
+            SELECT p.key, c.value, e.id, c.key FROM ${table} e, json_each(e.record, '$.config.channels') p, json_each(p.value) c
+            WHERE ${where} AND p.type = 'array' AND c.type = 'text' ON CONFLICT DO NOTHING;`;
+}
 
 // Ordered and append-only: an existing file runs the ones it has not seen (PRAGMA user_version).
 export const MIGRATIONS = [
@@ -93,6 +101,17 @@ export const MIGRATIONS = [
      key_hash BLOB NOT NULL UNIQUE,
      created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
    ) STRICT;`,
+  // The lookup index: (platform, channel) -> (endpoint, bridge), written in the transaction of every
+  // write of a record; the endpoints already stored are indexed here.
+  `CREATE TABLE channel_index (
+     platform TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     endpoint_id TEXT NOT NULL REFERENCES endpoints (id) ON DELETE CASCADE,
+     bridge INTEGER NOT NULL,
+     PRIMARY KEY (platform, channel, endpoint_id, bridge)
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX channel_index_endpoint ON channel_index (endpoint_id);
+   ${indexRecordsOf('endpoints')}`,
 ];
 
 export interface SqliteStoreOptions {
@@ -186,7 +205,11 @@ type StatementName =
   | 'dropEndpointEvents'
   | 'eventSizes'
   | 'eventRecord'
-  | 'pruneEvents';
+  | 'pruneEvents'
+  | 'unindex'
+  | 'index'
+  | 'lookup'
+  | 'dropDeliveryTo';
 
 
 /** SQLITE_BUSY: another connection holds the lock this statement needs (past busy_timeout). */
@@ -293,6 +316,10 @@ export class SqliteEndpointStore implements EndpointStore {
         `DELETE FROM event_log WHERE id IN (
            SELECT id FROM (SELECT id, created_at FROM event_log ORDER BY id LIMIT ?2) WHERE created_at < ?1)`,
       ),
+      unindex: q('DELETE FROM channel_index WHERE endpoint_id = ?'),
+      index: q('INSERT INTO channel_index (platform, channel, endpoint_id, bridge) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+      lookup: q('SELECT endpoint_id AS endpoint, bridge FROM channel_index WHERE platform = ? AND channel = ? ORDER BY endpoint_id, bridge LIMIT ?'),
+      dropDeliveryTo: q('DELETE FROM outbox WHERE endpoint_id = ? AND platform = ? AND url = ?'),
     };
   }
 
@@ -391,12 +418,21 @@ export class SqliteEndpointStore implements EndpointStore {
     }
     const pendingSeq = state.pendingSince === null ? null : state.seq;
     this.stmts.dropStale.run(id, pendingSeq, pendingSeq);
+    for (const d of write.dropDeliveriesTo ?? []) this.stmts.dropDeliveryTo.run(id, d.platform, d.url);
+    const entries = changedChannelEntries(current.recordJson, record);
+    if (entries) this.indexChannels(id, entries, true);
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
     const row = new CommittedRow(
       { token_hash: current.tokenHash, record: json, message_seq: state.seq, pending_since: state.pendingSince, version },
       events,
     );
     return { result, row };
+  }
+
+  /** Writes the endpoint's lookup-index rows, inside the caller's transaction (`replace`: its old ones go first). */
+  private indexChannels(id: string, entries: ChannelEntry[], replace: boolean): void {
+    if (replace) this.stmts.unindex.run(id);
+    for (const e of entries) this.stmts.index.run(e.platform, e.channel, id, e.bridge);
   }
 
   /**
@@ -507,7 +543,13 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {
-    return this.stmts.create.run(id, tokenHash, JSON.stringify(record)).changes === 1;
+    const entries = channelEntries(record);
+    if (entries.length === 0) return this.stmts.create.run(id, tokenHash, JSON.stringify(record)).changes === 1;
+    return this.transaction(() => {
+      const created = this.stmts.create.run(id, tokenHash, JSON.stringify(record)).changes === 1;
+      if (created) this.indexChannels(id, entries, false);
+      return created;
+    });
   }
 
   async setTokenHash(id: string, tokenHash: Uint8Array): Promise<boolean> {
@@ -554,6 +596,10 @@ export class SqliteEndpointStore implements EndpointStore {
 
   async listIds(after: string | undefined, limit: number): Promise<string[]> {
     return (this.stmts.list.all(after ?? '', limit) as { id: string }[]).map((r) => r.id);
+  }
+
+  async lookupChannel(platform: Platform, channel: string, limit: number): Promise<ChannelMatch[]> {
+    return (this.stmts.lookup.all(platform, channel, limit) as unknown as ChannelMatch[]).map((r) => ({ endpoint: r.endpoint, bridge: r.bridge }));
   }
 
   async claimDeliveries(
@@ -673,7 +719,9 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   /** Statements of exportRows and importRows, prepared on first use (most processes never move a store). */
-  private snapshotStatements: Record<'page' | 'stage' | 'stageDelivery' | 'conflicts' | 'existing' | 'markFresh' | 'insert' | 'insertDeliveries', StatementSync> | undefined;
+  private snapshotStatements:
+    | Record<'page' | 'stage' | 'stageDelivery' | 'conflicts' | 'existing' | 'markFresh' | 'insert' | 'insertDeliveries' | 'indexInserted', StatementSync>
+    | undefined;
 
   private snapshots() {
     if (this.snapshotStatements) return this.snapshotStatements;
@@ -716,6 +764,7 @@ export class SqliteEndpointStore implements EndpointStore {
          SELECT d.endpoint_id, d.message_seq, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
          FROM import_deliveries d JOIN import_endpoints s ON s.id = d.endpoint_id WHERE s.fresh = 1 ORDER BY d.rowid`,
       ),
+      indexInserted: q(indexRecordsOf('import_endpoints', 'e.fresh = 1')),
     };
     return this.snapshotStatements;
   }
@@ -763,6 +812,7 @@ export class SqliteEndpointStore implements EndpointStore {
         st.markFresh.run();
         const imported = Number(st.insert.run().changes);
         st.insertDeliveries.run();
+        st.indexInserted.run();
         return { imported, unchanged, conflicts };
       });
     } finally {

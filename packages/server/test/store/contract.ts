@@ -1,6 +1,6 @@
 // The store contract: one suite every adapter of the EndpointStore port must pass.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type EndpointRecord, initialRecord } from '../../src/domain/record.ts';
+import { type EndpointRecord, type Platform, initialRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
 import type { EndpointSnapshot, EndpointStore, EventLogWindow } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
@@ -633,6 +633,146 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         }
         expect(await store.importRows(source())).toEqual({ imported: 230, unchanged: 0, conflicts: [] });
         expect((await all()).length).toBe(230);
+      });
+    });
+
+    describe('lookup index', () => {
+      /** A record whose `platform` channels are `channels`. */
+      const withChannels = (channels: Partial<Record<Platform, string[]>>, base: EndpointRecord = initialRecord()): EndpointRecord => {
+        const next = structuredClone(base);
+        Object.assign(next.config.channels, channels);
+        return next;
+      };
+      const setChannels = (id: string, channels: Partial<Record<Platform, string[]>>) =>
+        store.update(id, (cur) => ({ write: { record: withChannels(channels, cur!.record), state: cur!.state }, result: undefined }));
+
+      it('when records are created and updated, then lookup names each endpoint and position holding the channel, in ID order', async () => {
+        await store.create('ep-b', hashToken('t'), withChannels({ chat_b: ['shared', 'b-only'] }));
+        await store.create('ep-a', hashToken('t'), initialRecord());
+        await setChannels('ep-a', { chat_b: ['x', 'y', 'shared'], chat_c: ['shared'] });
+        expect(await store.lookupChannel('chat_b', 'shared', 10)).toEqual([
+          { endpoint: 'ep-a', bridge: 2 },
+          { endpoint: 'ep-b', bridge: 0 },
+        ]);
+        expect(await store.lookupChannel('chat_c', 'shared', 10)).toEqual([{ endpoint: 'ep-a', bridge: 0 }]);
+        expect(await store.lookupChannel('chat_b', 'shared', 1)).toEqual([{ endpoint: 'ep-a', bridge: 2 }]);
+        expect(await store.lookupChannel('chat_a', 'shared', 10)).toEqual([]);
+      });
+
+      it('when channels move, are overwritten or removed, then lookup follows in the same write; other endpoints keep theirs', async () => {
+        await store.create('ep-1', hashToken('t'), withChannels({ chat_a: ['a0', 'a1', 'a2'] }));
+        await store.create('ep-2', hashToken('t'), withChannels({ chat_a: ['a1'] }));
+        await setChannels('ep-1', { chat_a: ['a0', 'a2'] }); // bridge 1 removed: a2 moves down
+        expect(await store.lookupChannel('chat_a', 'a2', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
+        expect(await store.lookupChannel('chat_a', 'a1', 10)).toEqual([{ endpoint: 'ep-2', bridge: 0 }]);
+        await setChannels('ep-1', { chat_a: ['a9', 'a2'] }); // overwritten at 0
+        expect(await store.lookupChannel('chat_a', 'a0', 10)).toEqual([]);
+        expect(await store.lookupChannel('chat_a', 'a9', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+        // A write that leaves the channels as they were (a message) keeps the rows as they are.
+        await store.update('ep-1', (cur) => {
+          const record = structuredClone(cur!.record);
+          record.meta.message.content = 'hello';
+          return { write: { record, state: cur!.state }, result: undefined };
+        });
+        expect(await store.lookupChannel('chat_a', 'a2', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
+      });
+
+      it('when channel IDs hold any character (NUL, quotes, backslashes, controls, non-ASCII), then lookup finds each exactly', async () => {
+        const odd = ['a\u0000b', 'quote"d', 'back\\slash', 'tab\tnew\nline', 'é🎉', 'a'];
+        await store.create('ep-1', hashToken('t'), withChannels({ chat_b: odd.slice(0, 3) }));
+        await store.create('ep-2', hashToken('t'), initialRecord());
+        await setChannels('ep-2', { chat_b: odd.slice(3) });
+        for (const [i, channel] of odd.entries()) {
+          expect(await store.lookupChannel('chat_b', channel, 10)).toEqual([{ endpoint: i < 3 ? 'ep-1' : 'ep-2', bridge: i % 3 }]);
+        }
+        expect(await store.lookupChannel('chat_b', 'a\u0000', 10)).toEqual([]);
+        const snapshot = [];
+        for await (const row of store.exportRows()) snapshot.push(row);
+        await store.delete('ep-1');
+        await store.delete('ep-2');
+        expect(await store.importRows(snapshot)).toMatchObject({ imported: 2 });
+        for (const [i, channel] of odd.entries()) {
+          expect(await store.lookupChannel('chat_b', channel, 10)).toEqual([{ endpoint: i < 3 ? 'ep-1' : 'ep-2', bridge: i % 3 }]);
+        }
+      });
+
+      it('when a write is not committed (decide throws, or writes nothing), then the index is as before', async () => {
+        await store.create('ep-1', hashToken('t'), withChannels({ chat_d: ['d0'] }));
+        await expect(
+          store.update('ep-1', () => {
+            throw new Error('boom');
+          }),
+        ).rejects.toThrow('boom');
+        await store.update('ep-1', () => ({ result: undefined }));
+        expect(await store.lookupChannel('chat_d', 'd0', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+      });
+
+      it('when an endpoint is deleted, then its channels leave the index', async () => {
+        await store.create('ep-1', hashToken('t'), withChannels({ chat_d: ['d0'] }));
+        await store.delete('ep-1');
+        expect(await store.lookupChannel('chat_d', 'd0', 10)).toEqual([]);
+        // Its ID created anew starts with no channels.
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        expect(await store.lookupChannel('chat_d', 'd0', 10)).toEqual([]);
+      });
+
+      it('when rows are imported, then their channels are indexed; rows of a refused import are not', async () => {
+        const row = (id: string, channels: Partial<Record<Platform, string[]>>): EndpointSnapshot => ({
+          id,
+          tokenHash: hashToken('t'),
+          recordJson: JSON.stringify(withChannels(channels)),
+          state: { seq: 0, pendingSince: null },
+          version: 3,
+          deliveries: [],
+        });
+        expect(await store.importRows([row('ep-1', { chat_b: ['b0', 'b1'] }), row('ep-2', { chat_b: ['b1'] })])).toMatchObject({ imported: 2 });
+        expect(await store.lookupChannel('chat_b', 'b1', 10)).toEqual([
+          { endpoint: 'ep-1', bridge: 1 },
+          { endpoint: 'ep-2', bridge: 0 },
+        ]);
+        expect(await store.importRows([row('ep-3', { chat_c: ['c0'] }), row('ep-1', { chat_b: ['other'] })])).toMatchObject({ imported: 0, conflicts: ['ep-1'] });
+        expect(await store.lookupChannel('chat_c', 'c0', 10)).toEqual([]);
+        expect(await store.lookupChannel('chat_b', 'other', 10)).toEqual([]);
+      });
+
+      it('when a removal drops deliveries to webhooks, then only the pending entries to those webhooks go, in the same write', async () => {
+        const hook = (n: number) => `https://hooks.example.com/${n}`;
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        const state = { seq: 1, pendingSince: 1000 };
+        await store.update('ep-1', (cur) => ({
+          write: {
+            record: cur!.record,
+            state,
+            deliveries: [
+              { platform: 'chat_a', url: hook(1), payload: '{}', expiresAt: 10_000 },
+              { platform: 'chat_b', url: hook(2), payload: '{}', expiresAt: 10_000 },
+            ],
+          },
+          result: undefined,
+        }));
+        await store.update('ep-1', (cur) => ({
+          write: { record: withChannels({ chat_c: ['c0'] }, cur!.record), state, dropDeliveriesTo: [{ platform: 'chat_b', url: hook(2) }, { platform: 'chat_a', url: hook(2) }] },
+          result: undefined,
+        }));
+        const claimed = await store.claimDeliveries(0, 1000, 10);
+        expect(claimed.map((d) => [d.platform, d.url])).toEqual([['chat_a', hook(1)]]);
+        expect(await store.lookupChannel('chat_c', 'c0', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+      });
+
+      it('when many endpoints change their channels at once, then the index ends equal to a scan of the records', async () => {
+        const ids = Array.from({ length: 20 }, (_, i) => `ep-${String(i).padStart(2, '0')}`);
+        for (const id of ids) await store.create(id, hashToken('t'), initialRecord());
+        await Promise.all(
+          ids.flatMap((id, i) => [setChannels(id, { chat_a: [`c${i % 3}`] }), setChannels(id, { chat_a: [`c${i % 3}`, `c${(i + 1) % 3}`] })]),
+        );
+        for (const channel of ['c0', 'c1', 'c2']) {
+          const scanned: { endpoint: string; bridge: number }[] = [];
+          for (const id of ids) {
+            const bridge = (await store.get(id))!.record.config.channels.chat_a.indexOf(channel);
+            if (bridge >= 0) scanned.push({ endpoint: id, bridge });
+          }
+          expect(await store.lookupChannel('chat_a', channel, 100)).toEqual(scanned);
+        }
       });
     });
 

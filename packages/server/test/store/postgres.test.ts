@@ -64,7 +64,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
   /** A store on empty tables (the tables of the one scratch database are truncated). */
   const fresh = async (options: Partial<PostgresStoreOptions> = {}) => {
-    await admin.query('TRUNCATE endpoint_events, outbox, endpoints, bots RESTART IDENTITY');
+    await admin.query('TRUNCATE channel_index, endpoint_events, outbox, endpoints, bots RESTART IDENTITY');
     return PostgresEndpointStore.open({ connectionString: db.url, ...options });
   };
 
@@ -125,6 +125,29 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         expect((await store.get('ep-1'))!.version).toBe(0);
         await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
         expect((await store.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([1]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('when a database of the previous schema is migrated, then the channels of its stored records are in the lookup index', async () => {
+      const { url } = await emptyDatabase();
+      const record = initialRecord();
+      record.config.channels.chat_b = ['b0', 'shared'];
+      record.config.channels.chat_d = ['shared', 'nul\u0000"quoted"'];
+      // NUL anywhere in a record (here a message) must not stop the migration.
+      record.meta.message.content = 'text\u0000';
+      await withClient(url, async (c) => {
+        expect(await migrate(c, loadMigrations().slice(0, 3))).toEqual([1, 2, 3]);
+        await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', ['ep-1', hashToken('t'), JSON.stringify(record)]);
+        await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', ['ep-0', hashToken('t'), JSON.stringify(initialRecord())]);
+      });
+      const store = await PostgresEndpointStore.open({ connectionString: url });
+      try {
+        expect(await store.lookupChannel('chat_b', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
+        expect(await store.lookupChannel('chat_d', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+        expect(await store.lookupChannel('chat_b', 'b0', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+        expect(await store.lookupChannel('chat_d', 'nul\u0000"quoted"', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
       } finally {
         await store.close();
       }

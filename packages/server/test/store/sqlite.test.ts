@@ -80,6 +80,27 @@ describe('SqliteEndpointStore', () => {
     db.close();
   });
 
+  it('when a file of the previous schema is opened, then the channels of its stored records are in the lookup index', async () => {
+    const file = scratchFile();
+    const old = new DatabaseSync(file);
+    for (const migration of MIGRATIONS.slice(0, 3)) old.exec(migration);
+    old.exec('PRAGMA user_version = 3');
+    const record = initialRecord();
+    record.config.channels.chat_b = ['b0', 'shared'];
+    record.config.channels.chat_d = ['shared', 'nul\u0000"quoted"'];
+    // NUL anywhere in a record (here a message) must not stop the migration.
+    record.meta.message.content = 'text\u0000';
+    old.prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)').run('ep-1', hashToken('t'), JSON.stringify(record));
+    old.prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)').run('ep-0', hashToken('t'), JSON.stringify(initialRecord()));
+    old.close();
+    const store = new SqliteEndpointStore(file);
+    expect(await store.lookupChannel('chat_b', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
+    expect(await store.lookupChannel('chat_d', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+    expect(await store.lookupChannel('chat_b', 'b0', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+    expect(await store.lookupChannel('chat_d', 'nul\u0000"quoted"', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
+    await store.close();
+  });
+
   it('when a file was migrated by a newer release, then opening it is refused, naming both schema versions', () => {
     const file = scratchFile();
     const newer = new DatabaseSync(file);
