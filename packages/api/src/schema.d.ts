@@ -788,7 +788,10 @@ export interface components {
         ChannelMatch: {
             /** @description The endpoint ID. */
             endpoint: string;
-            /** @description The position of the channel in `config.channels.<platform>` of that endpoint. */
+            /**
+             * Format: int32
+             * @description The position of the channel in `config.channels.<platform>` of that endpoint.
+             */
             bridge: number;
         };
         LookupResult: {
