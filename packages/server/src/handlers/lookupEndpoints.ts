@@ -1,19 +1,16 @@
 import { authenticateBot, presentsAdminToken } from '../http/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, queryOf, reply } from '../http/operations.ts';
-import { HttpProblem } from '../http/problem.ts';
+import { HttpProblem, KEY_OR_ADMIN_UNAUTHORIZED_DETAIL } from '../http/problem.ts';
 
 /** Matches listed per answer (the spec's maxItems); past it the answer says `truncated`. */
 export const LOOKUP_MAX_MATCHES = 100;
-
-/** The same answer for a wrong admin token and a wrong bot key: which one was meant is not told. */
-const LOOKUP_UNAUTHORIZED_DETAIL = 'The bot key or admin token is missing or wrong.';
 
 export const lookupEndpoints =
   ({ store, bots, adminTokenHash }: AppDeps): Handler =>
   async (req, res) => {
     // A bot key of any platform may look up any platform's channel: a bot relays between platforms.
-    if (!authenticateBot(req, bots) && !presentsAdminToken(req, adminTokenHash)) throw new HttpProblem(401, LOOKUP_UNAUTHORIZED_DETAIL);
+    if (!authenticateBot(req, bots) && !presentsAdminToken(req, adminTokenHash)) throw new HttpProblem(401, KEY_OR_ADMIN_UNAUTHORIZED_DETAIL);
     const { platform, channel } = queryOf(req, 'lookupEndpoints');
     // One more than listed: whether there are more is known without counting them all.
     const found = await store.lookupChannel(platform, channel, LOOKUP_MAX_MATCHES + 1);

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.ts';
 import { StoreUnavailableError } from '../store/unavailable.ts';
 import {
   ADMIN_UNAUTHORIZED_DETAIL,
+  KEY_OR_ADMIN_UNAUTHORIZED_DETAIL,
   HttpProblem,
   UNAUTHORIZED_DETAIL,
   challengeFor,
@@ -56,7 +57,9 @@ function toProblem(err: unknown, req: Request, besideValidator: IssuesBesideVali
   if (status === 400) return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'could not be decoded' }]));
   if (status === 415 && e.type === 'encoding.unsupported') return { status: 415, detail: 'Unsupported Content-Encoding.' };
   if (status === 401 || status === 403) {
-    return { status: 401, detail: takesAdminBearer(req) ? ADMIN_UNAUTHORIZED_DETAIL : UNAUTHORIZED_DETAIL };
+    const schemes = (openapiOf(req).schema?.security ?? []).flatMap((s) => Object.keys(s));
+    const detail = !takesAdminBearer(req) ? UNAUTHORIZED_DETAIL : schemes.includes('botKey') ? KEY_OR_ADMIN_UNAUTHORIZED_DETAIL : ADMIN_UNAUTHORIZED_DETAIL;
+    return { status: 401, detail };
   }
   if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
   if (status === 405) {

@@ -205,3 +205,33 @@ describe('bot keys and the log', () => {
     }
   });
 });
+
+describe('bot keys on lookup and removal', () => {
+  it('when a bot looks up a channel with its key, then it finds the endpoint and bridge, whichever platform the channel is on', async () => {
+    const bot = await newBot('chat_b');
+    const { id, token } = await h.endpoint();
+    const channel = nextId('channel-a');
+    expect((await raw(`${h.server.url}/update/${id}?token=${token}&channel_chat_a=${channel}`, { method: 'POST' })).status).toBe(200);
+    const found = await raw(`${h.server.url}/lookup?platform=chat_a&channel=${channel}`, { headers: bearer(bot.key) });
+    expect(found.status).toBe(200);
+    expect(found.body).toEqual({ matches: [{ endpoint: id, bridge: 0 }], truncated: false });
+    // The admin token opens it too; a wrong or rotated key does not.
+    expect((await raw(`${h.server.url}/lookup?platform=chat_a&channel=${channel}`, { headers: adminHeaders() })).status).toBe(200);
+    const rotated = await h.client.rotateBotKey(bot.id);
+    expect((await raw(`${h.server.url}/lookup?platform=chat_a&channel=${channel}`, { headers: bearer(bot.key) })).status).toBe(401);
+    expect((await raw(`${h.server.url}/lookup?platform=chat_a&channel=${channel}`, { headers: bearer(rotated.key) })).status).toBe(200);
+  });
+
+  it('when a bot removes a blacklist word with its key, then the record changes; with a token as well, then 400 and nothing changes', async () => {
+    const bot = await newBot('chat_c');
+    const { id, token } = await h.endpoint();
+    expect((await raw(`${h.server.url}/update/${id}?token=${token}&blacklist=spam,ham`, { method: 'POST' })).status).toBe(200);
+    const both = await raw(`${h.server.url}/remove/${id}?token=${token}&blacklist=ham`, { method: 'POST', headers: bearer(bot.key) });
+    expect(both.status).toBe(400);
+    const removed = await raw(`${h.server.url}/remove/${id}?blacklist=spam`, { method: 'POST', headers: bearer(bot.key) });
+    expect(removed.status).toBe(200);
+    expect(removed.body.config.blacklist).toEqual(['ham']);
+    const wrong = await raw(`${h.server.url}/remove/${id}?blacklist=ham`, { method: 'POST', headers: bearer(`${bot.key.slice(0, -1)}${bot.key.endsWith('A') ? 'B' : 'A'}`) });
+    expect(wrong.status).toBe(401);
+  });
+});
