@@ -18,7 +18,7 @@ import { inOneLayer } from './pipeline.ts';
 import { readAhead } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
-import { booleanQueryNames, parseQueryOnce, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
+import { booleanQueryNames, parseQueryOnce, pathTemplatesOf, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem, isAdminPath } from './problem.ts';
 
@@ -114,7 +114,7 @@ export function createApp(deps: AppDeps): Express {
       securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra),
       ...(deps.corsOrigins.length > 0 ? [corsPolicy(deps)] : []), // nothing at all when CORS is off
       adminJsonBodies(),
-      requestHygiene(queryParametersOfType(bundledSpecPath, 'integer'), booleans.onPaths),
+      requestHygiene(queryParametersOfType(bundledSpecPath, 'integer'), booleans.onPaths, pathTemplatesOf(bundledSpecPath)),
       answerHeadAsGet,
       ...OpenApiValidator.middleware({
         apiSpec: bundledSpecPath,

@@ -104,7 +104,35 @@ function countQueryParameters(url: string): number {
   return count;
 }
 
-export function requestHygiene(integerParameters: Set<string>, booleansOnPaths: BooleanQueryNames['onPaths'] = []): RequestHandler {
+/** The spec's path templates (read once at start-up). */
+export function pathTemplatesOf(specPath: string): string[] {
+  return Object.keys((parseYaml(readFileSync(specPath, 'utf8')) as { paths?: Record<string, unknown> }).paths ?? {});
+}
+
+const decodes = (segment: string) => {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The path parameter an undecodable segment of `path` stands in, by the first template the path
+ * matches (`/admin/bots/%C3%28` is the `bot` of `/admin/bots/{bot}`); `endpoint` when none matches.
+ */
+export function undecodablePathParameter(templates: string[], path: string): string {
+  const at = path.split('/').findIndex((segment) => !decodes(segment));
+  for (const template of templates) {
+    if (!pathPattern(template).test(path)) continue;
+    const name = /^\{(.+)\}$/.exec(template.split('/')[at] ?? '')?.[1];
+    if (name) return name;
+  }
+  return 'endpoint';
+}
+
+export function requestHygiene(integerParameters: Set<string>, booleansOnPaths: BooleanQueryNames['onPaths'] = [], pathTemplates: string[] = []): RequestHandler {
   return (req, _res, next) => {
     // The booleans the query parser leaves as sent (their names are text on other paths), in any letter case here too.
     for (const { path, names } of booleansOnPaths) {
@@ -117,11 +145,7 @@ export function requestHygiene(integerParameters: Set<string>, booleansOnPaths: 
     if (countQueryParameters(req.originalUrl) > MAX_QUERY_PARAMETERS) {
       return next(invalid([{ parameter: 'query', in: 'query', message: `holds more than ${MAX_QUERY_PARAMETERS} parameters` }]));
     }
-    try {
-      decodeURIComponent(req.path);
-    } catch {
-      return next(invalid([{ parameter: 'endpoint', in: 'path', message: NOT_UTF8 }]));
-    }
+    if (!decodes(req.path)) return next(invalid([{ parameter: undecodablePathParameter(pathTemplates, req.path), in: 'path', message: NOT_UTF8 }]));
     const issues: Issue[] = [];
     malformedEscapes(req.originalUrl, issues);
     // A Set, not a search of `issues`: a hostile query holds ~26,000 keys (128 KiB), and a search per

@@ -84,7 +84,8 @@ async function snapshot(ctx: Ctx, ids: Iterable<string>): Promise<Snapshot> {
     const stored = await ctx.server.store.get(id);
     rows.set(id, stored && { token: Buffer.from(stored.tokenHash).toString('hex'), record: JSON.stringify(stored.record), state: JSON.stringify(stored.state ?? null) });
   }
-  return { ids: await ctx.server.store.listIds(undefined, 1_000_000), rows };
+  const bots = (await ctx.server.store.listBots()).map((b) => b.id);
+  return { ids: await ctx.server.store.listIds(undefined, 1_000_000), bots, rows };
 }
 
 function watchedIds(draft: Draft): Set<string> {

@@ -40,6 +40,8 @@ export interface Row {
 
 export interface Snapshot {
   ids: string[];
+  /** The bots' IDs: the resource of the /admin/bots operations. */
+  bots: string[];
   rows: Map<string, Row | undefined>;
 }
 
@@ -151,6 +153,9 @@ export function factsOf(x: Pick<Exchange, 'draft' | 'rendered' | 'tokenOf'>): Fa
   const security = op.security.find((s) => s.kind === 'apiKeyQuery');
   const credentialName = security?.kind === 'apiKeyQuery' ? security.parameter : undefined;
   const missingRequired = queryParams.filter((p) => p.required && p.name !== credentialName && !byKey.has(p.name)).map((p) => p.name);
+  // markRead's `platform` is optional in the schema only because a bot key implies it; with the token
+  // (the credential this model sends) the operation requires it.
+  if (op.operationId === 'markRead' && !byKey.has('platform')) missingRequired.push('platform');
 
   const pathVerdicts = new Map<string, Verdict>();
   const pathDecoded = new Map<string, string | undefined>();
@@ -300,7 +305,8 @@ export function expectedStatuses(op: OperationSpec, facts: Facts, x: Pick<Exchan
   if (facts.credential === 'mismatch') return { allowed: [401], why: 'well-formed token of another or no endpoint' };
   const readOnly = op.method === 'GET';
   const targetId = [...facts.pathDecoded.values()][0] ?? (facts.bodyJson as { id?: unknown } | undefined)?.id;
-  const exists = typeof targetId === 'string' && x.before.ids.includes(targetId);
+  const existing = op.path.startsWith('/admin/bots') ? x.before.bots : x.before.ids;
+  const exists = typeof targetId === 'string' && existing.includes(targetId);
   if (facts.credential === 'match') {
     // 409: markRead named a message that is not pending (a rejection like 400: it must change nothing).
     const byRule = [400, ...declared.filter((s) => s === 409)];

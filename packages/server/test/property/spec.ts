@@ -102,6 +102,9 @@ function toSecurity(requirements: Json[] | undefined, schemes: Json): Security[]
   const out: Security[] = [];
   for (const requirement of requirements ?? []) {
     for (const name of Object.keys(requirement)) {
+      // Bot keys are an alternative to the endpoint token (and, on lookup, to the admin token) that
+      // this model leaves out: it sends the token or the admin token; bot keys have tests of their own.
+      if (name === 'botKey') continue;
       const s = (schemes[name] ?? {}) as Json;
       if (s.type === 'apiKey' && s.in === 'query') out.push({ kind: 'apiKeyQuery', scheme: name, parameter: String(s.name) });
       else if (s.type === 'http' && String(s.scheme).toLowerCase() === 'bearer') out.push({ kind: 'bearer', scheme: name });
