@@ -330,7 +330,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
     getEndpoint: (endpoint, token, call) => record.getEndpoint(endpoint, { token }, call),
     updateEndpoint: (endpoint, token, params, call) => record.updateEndpoint(endpoint, { token }, params, call),
     remove: (endpoint, token, params, call) => record.remove(endpoint, { token }, params, call),
-    lookup: (platform, channel, call) => record.lookup(platform, channel, adminHeaders('lookup'), call),
+    lookup: async (platform, channel, call) => record.lookup(platform, channel, adminHeaders('lookup'), call),
     markRead: (endpoint, token, platform, call) => record.markRead(endpoint, { token }, platform, call),
     streamEndpointEvents: (endpoint, token, streamOptions) => streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), { token }, streamOptions),
   };

@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { initialRecord } from '../../src/domain/record.ts';
 import { RECORD_BUDGET_BYTES } from '../../src/domain/recordBudget.ts';
 import { NO_CONTROL_CHARACTERS_PATTERN } from '../../src/domain/text.ts';
-import { raw, useServer } from './harness.ts';
+import { type Harness, raw, useServer } from './harness.ts';
 
 const h = useServer();
 const HOOK = 'https://chat-a.example.com/api/webhooks/1/abcdefghijklmnopqrstuvwxyz0123456789';
@@ -39,8 +39,8 @@ const TEXT_PARAMETERS: Record<string, string> = {
   webhook_chat_d: `${HOOK}%s`,
 };
 
-async function update(id: string, token: string, query: string) {
-  return raw(`${h.server.url}/update/${id}?token=${token}&${query}`, { method: 'POST' });
+async function update(id: string, token: string, query: string, on: Harness = h) {
+  return raw(`${on.server.url}/update/${id}?token=${token}&${query}`, { method: 'POST' });
 }
 
 describe('updateEndpoint: control characters', () => {
@@ -94,6 +94,12 @@ describe('updateEndpoint: control characters', () => {
 });
 
 describe('updateEndpoint: the record size budget', () => {
+  // No update can make a record this large out of valid values (every list full of 4-byte characters
+  // is about 1.23 MB); one comes from a store written another way, such as an import of older data,
+  // whose values the spec's record schema may not accept. Served as production serves it: without
+  // checking responses against the spec.
+  const h = useServer({ validateResponses: false });
+
   /** Puts a record 100 bytes under the budget into the store directly: no request could write one that large. */
   async function nearlyFull(id: string) {
     const record = initialRecord();
@@ -106,7 +112,7 @@ describe('updateEndpoint: the record size budget', () => {
   it('when an update would take the record past its budget, then 400 naming the budget, and nothing is applied', async () => {
     const { id, token } = await h.endpoint();
     const before = await nearlyFull(id);
-    const r = await update(id, token, `blacklist=${'y'.repeat(200)}&message_author_name=Ada&trigger=true&sender=chat_c`);
+    const r = await update(id, token, `blacklist=${'y'.repeat(200)}&message_author_name=Ada&trigger=true&sender=chat_c`, h);
     expect(r.status).toBe(400);
     expect(r.body.errors).toEqual([{ parameter: 'blacklist', in: 'query', message: expect.stringContaining(`budget of ${RECORD_BUDGET_BYTES} bytes`) }]);
     const after = (await h.server.store.get(id))!;
@@ -114,7 +120,7 @@ describe('updateEndpoint: the record size budget', () => {
     expect(after.recordJson).toBe(before.recordJson);
     expect(await h.server.store.countDeliveries()).toBe(0);
     // What still fits is applied.
-    const small = await update(id, token, 'message_author_name=Ada');
+    const small = await update(id, token, 'message_author_name=Ada', h);
     expect(small.status).toBe(200);
     expect(small.body.meta.message.author.name).toBe('Ada');
   });
