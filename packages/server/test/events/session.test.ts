@@ -68,6 +68,7 @@ describe('openEventStream', () => {
     const inner = await store.openChangeFeed();
     let subscriptions = 0;
     const feed: ChangeFeed = {
+      subscribeAll: (listener) => inner.subscribeAll(listener),
       subscribe(id, listener) {
         subscriptions++;
         const off = inner.subscribe(id, listener);

@@ -64,7 +64,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
   /** A store on empty tables (the tables of the one scratch database are truncated). */
   const fresh = async (options: Partial<PostgresStoreOptions> = {}) => {
-    await admin.query('TRUNCATE endpoint_events, outbox, endpoints RESTART IDENTITY');
+    await admin.query('TRUNCATE endpoint_events, outbox, endpoints, change_log RESTART IDENTITY');
     return PostgresEndpointStore.open({ connectionString: db.url, ...options });
   };
 
