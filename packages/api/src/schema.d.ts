@@ -26,6 +26,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream changes of every endpoint
+         * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of
+         *     every committed change of every endpoint of the service, in commit order: one stream for a bot
+         *     that serves many communities, instead of one `streamEndpointEvents` per endpoint. Each `change`
+         *     event carries the endpoint's ID, its new version, the pending message's number and the whole
+         *     record as committed; its **ID is a position** in the service-wide change log.
+         *
+         *     - **Authorization**: `Authorization: Bearer <admin token>`; a missing or wrong one is `401`.
+         *     - **First event**: without `Last-Event-ID` (header) or `last_event_id` (query), a `reset` event
+         *       whose ID is the newest position: the stream starts there (read what you need, then follow).
+         *     - **Resuming**: with one, every change after that position, in commit order, with no gaps and no
+         *       duplicates, across endpoints and across server instances of the same database, as long as the
+         *       position is within the change window: the newest 100,000 changes of the service, none older
+         *       than 10 minutes (the sweep runs every 60 seconds, so somewhat more may be kept). Further back
+         *       (or a value that is no position this service issued), a single `reset` event with
+         *       `"endpoint": null`, whose ID is the newest position, tells the client it missed changes of any
+         *       endpoint. A change that the endpoint's own replay window no longer keeps (it has had 100 newer
+         *       changes since, or was deleted) comes as a `reset` event naming that endpoint, at its position.
+         *     - **Order**: positions increase in the order the changes committed, on every instance; the
+         *       changes of one endpoint come in version order.
+         *     - **Heartbeat**: a comment line every 15 seconds.
+         *     - **Slow clients** (as `streamEndpointEvents`): events are written only as fast as the client
+         *       reads them; the stream reads the change log at most 100 events and 256 KiB of records at a
+         *       time (a larger record alone). A stream whose client has not taken what was written within 60
+         *       seconds is ended, and the streams of one instance waiting for their clients hold at most 64 MiB
+         *       together, past which the streams holding the most are ended; reconnect with `Last-Event-ID`.
+         *     - **At most 20 streams** of one credential are open on one server instance at once; another is
+         *       answered `429` with `Retry-After: 10`.
+         *     - Creating an endpoint, rotating its token and deleting it are no changes of its record: they make
+         *       no event.
+         *
+         *     The path `events` is reserved: no endpoint can be named so, and `GET /events` is this operation,
+         *     never `getEndpoint` of an endpoint `events`. Errors before the stream starts are
+         *     `application/problem+json`.
+         */
+        get: operations["streamAllEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/{endpoint}": {
         parameters: {
             query?: never;
@@ -440,6 +492,35 @@ export interface components {
             /** @description For validation problems, one entry per offending parameter. */
             errors?: components["schemas"]["ValidationIssue"][];
         };
+        /**
+         * @description UTF-8 text in the `text/event-stream` format, made of these blocks, each ended by an empty line:
+         *
+         *     - `retry: 2000`: sent first; a client that loses the stream waits 2 seconds before reconnecting.
+         *     - An **event**, three lines:
+         *
+         *       ```
+         *       id: <position>
+         *       event: change | reset
+         *       data: <JSON on one line>
+         *       ```
+         *
+         *       `id` is the change's **position** in the service-wide change log: a decimal integer that grows
+         *       with every committed change of any endpoint, in commit order (not necessarily by exactly one).
+         *
+         *       - `event: change`: data is `{"endpoint": "<id>", "version": n,
+         *         "messageNumber": n | null, "record": {...}}`, the record exactly as `getEndpoint` would return
+         *         it at that version and the pending message's number (what `Chatbridge-Message-Number` gives,
+         *         null when no message is pending), so a bot can relay it and call `markRead` without reading
+         *         the record again.
+         *       - `event: reset`: data is `{"endpoint": "<id>" | null}`. Changes were missed: of
+         *         that endpoint (re-read it with `getEndpoint`), or, with `null`, of any endpoint (the stream
+         *         continues from this position; re-read what you need). Events after it are `change` events again.
+         *     - `: heartbeat`: a comment, every 15 seconds.
+         *
+         *     **Reconnecting**: send the last event ID received as the `Last-Event-ID` header (or the
+         *     `last_event_id` query parameter): the stream continues with the change after it.
+         */
+        AllEventsStream: string;
         /** @description One platform's list; its values are unique, at most 50. */
         PlatformList: string[];
         /**
@@ -652,27 +733,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The endpoint record (as committed, for an update). */
-        Record: {
+        /**
+         * @description The stream of all changes, open until the client disconnects or the server shuts down. Sent with
+         *     `Cache-Control: no-store` and `X-Accel-Buffering: no`.
+         */
+        AllEventsStream: {
             headers: {
-                /**
-                 * @description While a message is pending: its number, which grows by one with every `trigger=true` on this
-                 *     endpoint. Absent while the endpoint is idle. Pass it to `markRead` as `message_number` to
-                 *     acknowledge exactly the message the bot relayed.
-                 */
-                "Chatbridge-Message-Number"?: number;
-                /** @description The endpoint's sustained requests per second (when the per-endpoint limit is on). */
-                "RateLimit-Limit"?: number;
-                /** @description Requests left in the current second's budget; the burst allowance is not counted, so `0` does not mean the next request is refused (only a `429` says that). */
-                "RateLimit-Remaining"?: number;
-                /** @description Seconds until the current window resets. */
-                "RateLimit-Reset"?: number;
-                /** @description The request's id, as it appears in the server's log line for it (every answer carries one). Taken from the request's own `X-Request-Id` when that is 1-128 characters of `A-Za-z0-9._:-` and cannot hold a token; otherwise generated. */
-                "X-Request-Id"?: string;
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["EndpointRecord"];
+                "text/event-stream": components["schemas"]["AllEventsStream"];
             };
         };
         /** @description Endpoint operations: the token is missing, empty or wrong, belongs to another endpoint, or the endpoint does not exist; the body is the same in every case, so endpoint IDs cannot be enumerated. Admin operations: the admin token is missing or wrong, or the admin API is disabled. */
@@ -717,6 +787,29 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The endpoint record (as committed, for an update). */
+        Record: {
+            headers: {
+                /**
+                 * @description While a message is pending: its number, which grows by one with every `trigger=true` on this
+                 *     endpoint. Absent while the endpoint is idle. Pass it to `markRead` as `message_number` to
+                 *     acknowledge exactly the message the bot relayed.
+                 */
+                "Chatbridge-Message-Number"?: number;
+                /** @description The endpoint's sustained requests per second (when the per-endpoint limit is on). */
+                "RateLimit-Limit"?: number;
+                /** @description Requests left in the current second's budget; the burst allowance is not counted, so `0` does not mean the next request is refused (only a `429` says that). */
+                "RateLimit-Remaining"?: number;
+                /** @description Seconds until the current window resets. */
+                "RateLimit-Reset"?: number;
+                /** @description The request's id, as it appears in the server's log line for it (every answer carries one). Taken from the request's own `X-Request-Id` when that is 1-128 characters of `A-Za-z0-9._:-` and cannot hold a token; otherwise generated. */
+                "X-Request-Id"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["EndpointRecord"];
             };
         };
         /** @description `message_number` names a message that is no longer pending: a newer message replaced it, or it finished or expired. Nothing was marked; read the record again for what is pending now. */
@@ -788,6 +881,20 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Resume after this position: the ID of the last event received from `streamAllEvents`, for clients
+         *     that cannot set the `Last-Event-ID` header. When both are given, the header wins.
+         * @example 1041
+         */
+        last_position: number;
+        /**
+         * @description Resume after this position: the ID of the last event received from `streamAllEvents`, as an
+         *     `EventSource` sends it when it reconnects. A value that is no position this service issued (not a
+         *     decimal number, or newer than the newest) is answered like one older than the change window: with
+         *     a `reset` event. An empty value counts as absent.
+         * @example 1041
+         */
+        "Last-Position": string;
         /**
          * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`.
          * @example 912345678901234567
@@ -1123,6 +1230,39 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+        };
+    };
+    streamAllEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Resume after this position: the ID of the last event received from `streamAllEvents`, for clients
+                 *     that cannot set the `Last-Event-ID` header. When both are given, the header wins.
+                 * @example 1041
+                 */
+                last_event_id?: components["parameters"]["last_position"];
+            };
+            header?: {
+                /**
+                 * @description Resume after this position: the ID of the last event received from `streamAllEvents`, as an
+                 *     `EventSource` sends it when it reconnects. A value that is no position this service issued (not a
+                 *     decimal number, or newer than the newest) is answered like one older than the change window: with
+                 *     a `reset` event. An empty value counts as absent.
+                 * @example 1041
+                 */
+                "Last-Event-ID"?: components["parameters"]["Last-Position"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AllEventsStream"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
         };
     };
     getEndpoint: {

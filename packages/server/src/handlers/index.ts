@@ -12,6 +12,7 @@ import { getReadiness } from './getReadiness.ts';
 import { listEndpoints } from './listEndpoints.ts';
 import { markRead } from './markRead.ts';
 import { rotateEndpointToken } from './rotateEndpointToken.ts';
+import { streamAllEvents } from './streamAllEvents.ts';
 import { streamEndpointEvents } from './streamEndpointEvents.ts';
 import { updateEndpoint } from './updateEndpoint.ts';
 
@@ -20,6 +21,7 @@ export const buildHandlers = (deps: AppDeps): Handlers => ({
   updateEndpoint: updateEndpoint(deps),
   markRead: markRead(deps),
   streamEndpointEvents: streamEndpointEvents(deps),
+  streamAllEvents: streamAllEvents(deps),
   createEndpoint: createEndpoint(deps),
   listEndpoints: listEndpoints(deps),
   rotateEndpointToken: rotateEndpointToken(deps),
