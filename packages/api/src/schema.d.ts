@@ -268,9 +268,11 @@ export interface paths {
          *     - **At most 20 streams** of one endpoint are open on one server instance at once; another is
          *       answered `429` with `Retry-After: 10` (each stream holds a connection, and one tenant must not
          *       take them all). Close streams you no longer read.
-         *     - **Message numbers** are not in the stream. A bot that relays a message it sees here reads the
-         *       record with `getEndpoint`, relays from that answer, and names its `Chatbridge-Message-Number`
-         *       in `markRead`, so a message that replaced the one it relayed is not marked.
+         *     - **Message numbers** are in the stream: each event has a `messageNumber` field, the pending
+         *       message's number as of that version (what `Chatbridge-Message-Number` gives on `getEndpoint`),
+         *       or `null` when no message is pending. A bot relays the message from the event and names that
+         *       number in `markRead`, with no second read. The field is a line of its own beside `data`, which
+         *       stays the bare record: clients that do not know the field ignore it, as SSE clients do.
          *
          *     Errors before the stream starts are `application/problem+json` like every other operation. The
          *     event format is described with the `200` response.
@@ -649,13 +651,19 @@ export interface components {
          * @description UTF-8 text in the `text/event-stream` format, made of these blocks, each ended by an empty line:
          *
          *     - `retry: 2000`: sent first; a client that loses the stream waits 2 seconds before reconnecting.
-         *     - An **event**, three lines:
+         *     - An **event**, four lines:
          *
          *       ```
          *       id: <version>
          *       event: record | reset
+         *       messageNumber: <the pending message's number, or null>
          *       data: <the endpoint record as JSON, on one line>
          *       ```
+         *
+         *       `messageNumber` is the pending message's number as of this version (what the
+         *       `Chatbridge-Message-Number` header gives on `getEndpoint`), `null` when no message is pending: name
+         *       it in `markRead` after relaying the message. A client that does not know the field ignores it (SSE
+         *       clients ignore unknown fields), so `data` stays the bare record.
          *
          *       `data` is the whole `EndpointRecord` exactly as `getEndpoint` would return it at that version.
          *       `id` is the record's **version**: a decimal integer that starts at `0` when the endpoint is
