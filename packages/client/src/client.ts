@@ -1,7 +1,7 @@
 // The promise-based client: one method per operationId, resolving to the typed success body and
 // rejecting with ChatbridgeError on any non-2xx response.
 import { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
-import { type EndpointEvent, type StreamEventsOptions, streamEndpointEvents } from './events.ts';
+import { type ChangeEvent, type EndpointEvent, type StreamEventsOptions, streamAllEvents, streamEndpointEvents } from './events.ts';
 import { rememberMessageNumber } from './messageNumber.ts';
 import { createRawClient, type RawClientOptions } from './raw.ts';
 import type {
@@ -68,6 +68,14 @@ export interface ChatbridgeClient {
    * `reconnect: false`. Nothing is sent until the iteration starts.
    */
   streamEndpointEvents(endpoint: string, token: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
+  /**
+   * `GET /events`: every committed change of every endpoint, in commit order, as Server-Sent Events
+   * (admin token). Iterate with `for await`: a `reset` first (the stream starts at the newest
+   * position; with `lastEventId`, every change after that position instead), then one `change` per
+   * committed change. Reconnects by itself with backoff, resuming after the last event received (no
+   * gap, no duplicate), unless `reconnect: false`. Nothing is sent until the iteration starts.
+   */
+  streamAllEvents(options?: StreamEventsOptions): AsyncIterable<ChangeEvent>;
   /** `POST /admin/endpoints` (admin): creates an endpoint and returns its token, shown only this once. */
   createEndpoint(id: string, options?: CreateEndpointOptions): Promise<IssuedToken>;
   /** `GET /admin/endpoints` (admin): one page of endpoint IDs; pass `next_cursor` as `cursor` for the next. */
@@ -131,6 +139,10 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions): Chatbr
 
     streamEndpointEvents(endpoint, token, options) {
       return streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), token, options);
+    },
+
+    streamAllEvents(options) {
+      return streamAllEvents(raw, adminHeaders('streamAllEvents').Authorization, options);
     },
 
     async createEndpoint(id, call) {

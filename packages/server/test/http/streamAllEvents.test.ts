@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type ChangeEvent, createChatbridgeClient } from '@chatbridge/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
@@ -99,6 +100,47 @@ describe('streamAllEvents', () => {
     expect(own.response.status).toBe(200);
     expect((await own.next())?.retry).toBe(2000);
     expect(await own.next()).toMatchObject({ id: '0', event: 'record' });
+  });
+});
+
+describe('streamAllEvents through @chatbridge/client', () => {
+  it('when the connection drops mid-way, then the iterator reconnects by itself with Last-Event-ID and yields every change once', async () => {
+    const a = await h.endpoint('all');
+    // A fetch that cuts the first stream's body after its second event, as a dropped connection would.
+    let streams = 0;
+    const dropping = async (request: Request): Promise<Response> => {
+      const response = await fetch(request);
+      if (new URL(request.url).pathname !== '/events' || ++streams > 1) return response;
+      const reader = response.body!.getReader();
+      let events = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const { value, done } = await reader.read();
+          if (done) return controller.close();
+          controller.enqueue(value);
+          events += (Buffer.from(value).toString().match(/\nevent: /g) ?? []).length;
+          if (events >= 2) {
+            await reader.cancel();
+            controller.error(new Error('connection reset'));
+          }
+        },
+      });
+      return new Response(body, { status: response.status, headers: response.headers });
+    };
+    const client = createChatbridgeClient({ baseUrl: h.server.url, adminToken: h.server.adminToken, fetch: dropping });
+    const seen: ChangeEvent[] = [];
+    let written = 0;
+    for await (const event of client.streamAllEvents({ retryMs: 10 })) {
+      seen.push(event);
+      if (event.type === 'reset' || written < 4) {
+        // Each event (the first reset, then each change) is answered by the next change, until four.
+        if (written < 4) await h.client.updateEndpoint(a.id, a.token, { blacklist: `w${++written}` });
+      }
+      if (seen.filter((e) => e.type === 'change').length === 4) break;
+    }
+    expect(streams).toBeGreaterThanOrEqual(2);
+    expect(seen[0]).toMatchObject({ type: 'reset', endpoint: null });
+    expect(seen.slice(1).map((e) => (e.type === 'change' ? `${e.endpoint}@${e.version}` : 'reset'))).toEqual([1, 2, 3, 4].map((v) => `${a.id}@${v}`));
   });
 });
 
