@@ -27,7 +27,9 @@ function eventStream(request: Request, chunks: string[], { open = false } = {}):
 
 describe('streamAllEvents', () => {
   test('sends GET /events with the admin token asking for text/event-stream, and yields the typed events', async () => {
-    const { client, only } = setup((request) => eventStream(request, ['retry: 2000\n\n', reset(10), change(11, 4, 7), reset(12, ENDPOINT)]));
+    const { client, only } = setup((request) =>
+      eventStream(request, ['retry: 2000\n\n', reset(10), change(11, 4, 7), reset(12, ENDPOINT)]),
+    );
 
     const events: ChangeEvent[] = [];
     for await (const e of client.streamAllEvents({ reconnect: false })) events.push(e);

@@ -55,13 +55,16 @@ export async function openSse(url: string, headers: Record<string, string> = {})
       if (ended) return undefined;
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no block within ${timeoutMs} ms; buffered ${JSON.stringify(buffer.slice(0, 200))}`);
-      reading ??= reader.read().then(
-        ({ value, done }) => {
-          if (done) ended = true;
-          else buffer += value;
-        },
-        () => void (ended = true),
-      ).finally(() => (reading = undefined));
+      reading ??= reader
+        .read()
+        .then(
+          ({ value, done }) => {
+            if (done) ended = true;
+            else buffer += value;
+          },
+          () => void (ended = true),
+        )
+        .finally(() => (reading = undefined));
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([reading, new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
       clearTimeout(timer);

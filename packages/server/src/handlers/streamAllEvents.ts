@@ -35,7 +35,10 @@ export const streamAllEvents =
     const { events, store, logger } = deps;
     if (events.full(access.key)) {
       res.setHeader('Retry-After', String(STREAM_RETRY_AFTER_SECONDS));
-      throw new HttpProblem(429, `This credential has ${events.settings.maxPerEndpoint} streams of all changes open on this server; close one or retry later.`);
+      throw new HttpProblem(
+        429,
+        `This credential has ${events.settings.maxPerEndpoint} streams of all changes open on this server; close one or retry later.`,
+      );
     }
     const { last_event_id } = queryOf(req, 'streamAllEvents');
     openAllChangesStream({

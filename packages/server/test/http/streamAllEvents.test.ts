@@ -27,7 +27,13 @@ async function openAll(server: TestServer, headers: Record<string, string> = {},
   return stream;
 }
 
-const dataOf = (block: SseBlock | undefined) => JSON.parse(block!.data!) as { endpoint: string | null; version?: number; messageNumber?: number | null; record?: { config: { blacklist: string[] } } };
+const dataOf = (block: SseBlock | undefined) =>
+  JSON.parse(block!.data!) as {
+    endpoint: string | null;
+    version?: number;
+    messageNumber?: number | null;
+    record?: { config: { blacklist: string[] } };
+  };
 const summary = (block: SseBlock | undefined) => {
   const d = dataOf(block);
   return block!.event === 'change' ? `${d.endpoint}@${d.version}:${d.record!.config.blacklist.join(',')}` : `reset:${d.endpoint}`;
@@ -118,7 +124,11 @@ describe('streamAllEvents through @chatbridge/client', () => {
           const { value, done } = await reader.read();
           if (done) return controller.close();
           controller.enqueue(value);
-          events += (Buffer.from(value).toString().match(/\nevent: /g) ?? []).length;
+          events += (
+            Buffer.from(value)
+              .toString()
+              .match(/\nevent: /g) ?? []
+          ).length;
           if (events >= 2) {
             await reader.cancel();
             controller.error(new Error('connection reset'));
@@ -140,7 +150,9 @@ describe('streamAllEvents through @chatbridge/client', () => {
     }
     expect(streams).toBeGreaterThanOrEqual(2);
     expect(seen[0]).toMatchObject({ type: 'reset', endpoint: null });
-    expect(seen.slice(1).map((e) => (e.type === 'change' ? `${e.endpoint}@${e.version}` : 'reset'))).toEqual([1, 2, 3, 4].map((v) => `${a.id}@${v}`));
+    expect(seen.slice(1).map((e) => (e.type === 'change' ? `${e.endpoint}@${e.version}` : 'reset'))).toEqual(
+      [1, 2, 3, 4].map((v) => `${a.id}@${v}`),
+    );
   });
 });
 
@@ -148,7 +160,9 @@ describe('streamAllEvents with a change window of 3 changes', () => {
   let server: TestServer;
   let store: SqliteEndpointStore;
   beforeAll(async () => {
-    store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-all-')), 'store.sqlite'), { changeWindow: { maxChanges: 3 } });
+    store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-all-')), 'store.sqlite'), {
+      changeWindow: { maxChanges: 3 },
+    });
     server = await startTestServer({ store, events: { heartbeatMs: 150 } });
   });
   afterAll(() => server.close());
