@@ -166,7 +166,7 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
       const written = [];
       for (let i = 1; i <= 5; i++) written.push(await (i % 2 ? a : b).client.updateEndpoint(id, token, { blacklist: `w${i}` }));
       await waitFor(async () => onB.events.length >= 6, 'five change events on B');
-      expect(onB.events.slice(1)).toEqual(written.map((record, i) => ({ id: i + 1, type: 'record', record })));
+      expect(onB.events.slice(1)).toEqual(written.map((record, i) => ({ id: i + 1, type: 'record', record, messageNumber: null })));
     } finally {
       await onB.stop();
     }
@@ -189,7 +189,7 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
       await waitFor(async () => resumed.events.length >= 3, 'the replay on A');
       const live = await b.client.updateEndpoint(id, token, { blacklist: 'live' });
       await waitFor(async () => resumed.events.length >= 4, 'the live change on A');
-      expect(resumed.events).toEqual([...missed, live].map((record, i) => ({ id: 2 + i, type: 'record', record })));
+      expect(resumed.events).toEqual([...missed, live].map((record, i) => ({ id: 2 + i, type: 'record', record, messageNumber: null })));
     } finally {
       await resumed.stop();
     }
