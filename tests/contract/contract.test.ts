@@ -287,6 +287,18 @@ const cases: Case[] = [
     call: (t) => ({ path: `/events/${ENDPOINT_ID}`, query: { token: t.token }, headers: { 'last-event-id': '1'.repeat(65) } }),
   },
   {
+    name: 'when all events are streamed without a bearer token, then 401',
+    operationId: 'streamAllEvents',
+    status: 401,
+    call: () => ({ path: '/events' }),
+  },
+  {
+    name: 'when all events are streamed with a last_event_id that is no integer, then 400',
+    operationId: 'streamAllEvents',
+    status: 400,
+    call: (t) => ({ path: '/events', bearer: t.adminToken, query: { last_event_id: 'abc' } }),
+  },
+  {
     name: 'when a platform marks the message read with a valid token, then 200 with the record',
     operationId: 'markRead',
     status: 200,
@@ -389,11 +401,33 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
     const [retry, event] = text.split('\n\n');
     expect(violations('streamEndpointEvents', { status: response.status, mediaType: mediaTypeOf(response.headers.get('content-type')), body: text, headers: response.headers })).toEqual([]);
     expect(retry).toBe('retry: 2000');
-    const [id, type, data] = event!.split('\n');
+    const [id, type, number, data] = event!.split('\n');
     expect(id).toMatch(/^id: \d+$/);
     expect(type).toBe('event: record');
+    expect(number).toMatch(/^messageNumber: (\d+|null)$/);
     const record: unknown = JSON.parse(data!.replace(/^data: /, ''));
     expect(violations('getEndpoint', { status: 200, mediaType: 'application/json', body: record, headers: new Headers() })).toEqual([]);
+  });
+
+  it('when all events are streamed with the admin token, then 200 text/event-stream: retry, then an event with an id and JSON data', async () => {
+    const target = targets[name];
+    const controller = new AbortController();
+    const response = await fetch(`${target.url}/events`, { headers: { authorization: `Bearer ${target.adminToken}` }, signal: controller.signal });
+    let text = '';
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    while (text.split('\n\n').length < 3) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    controller.abort();
+    const [retry, event] = text.split('\n\n');
+    expect(violations('streamAllEvents', { status: response.status, mediaType: mediaTypeOf(response.headers.get('content-type')), body: text, headers: response.headers })).toEqual([]);
+    expect(retry).toBe('retry: 2000');
+    const [id, type, data] = event!.split('\n');
+    expect(id).toMatch(/^id: \d+$/);
+    expect(type).toMatch(/^event: (reset|change)$/);
+    expect(JSON.parse(data!.replace(/^data: /, ''))).toHaveProperty('endpoint');
   });
 
   // The server sends CORS headers only when the operator lists origins; the mock (as `pnpm mock` runs

@@ -23,6 +23,7 @@ const SEQUENCE = [
   'lookupEndpoints',
   'removeFromEndpoint',
   'streamEndpointEvents',
+  'streamAllEvents',
   'listEndpoints',
   'getMetrics',
   'rotateEndpointToken',

@@ -26,6 +26,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream changes of every endpoint
+         * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of
+         *     every committed change of every endpoint of the service, in commit order: one stream for a bot
+         *     that serves many communities, instead of one `streamEndpointEvents` per endpoint. Each `change`
+         *     event carries the endpoint's ID, its new version, the pending message's number and the whole
+         *     record as committed; its **ID is a position** in the service-wide change log.
+         *
+         *     - **Authorization**: `Authorization: Bearer <bot key>` (any platform's) or `Bearer <admin
+         *       token>`; a missing or wrong one is `401`. Rotating or deleting the bot key ends its streams.
+         *     - **First event**: without `Last-Event-ID` (header) or `last_event_id` (query), a `reset` event
+         *       whose ID is the newest position: the stream starts there (read what you need, then follow).
+         *     - **Resuming**: with one, every change after that position, in commit order, with no gaps and no
+         *       duplicates, across endpoints and across server instances of the same database, as long as the
+         *       position is within the change window: the newest 100,000 changes of the service, none older
+         *       than 10 minutes (the sweep runs every 60 seconds, so somewhat more may be kept). Further back
+         *       (or a value that is no position this service issued), a single `reset` event with
+         *       `"endpoint": null`, whose ID is the newest position, tells the client it missed changes of any
+         *       endpoint. A change that the endpoint's own replay window no longer keeps (it has had 100 newer
+         *       changes since, or was deleted) comes as a `reset` event naming that endpoint, at its position.
+         *     - **Order**: positions increase in the order the changes committed, on every instance; the
+         *       changes of one endpoint come in version order.
+         *     - **Heartbeat**: a comment line every 15 seconds.
+         *     - **Slow clients** (as `streamEndpointEvents`): events are written only as fast as the client
+         *       reads them; the stream reads the change log at most 100 events and 256 KiB of records at a
+         *       time (a larger record alone). A stream whose client has not taken what was written within 60
+         *       seconds is ended, and the streams of one instance waiting for their clients hold at most 64 MiB
+         *       together, past which the streams holding the most are ended; reconnect with `Last-Event-ID`.
+         *     - **At most 20 streams** of one credential are open on one server instance at once; another is
+         *       answered `429` with `Retry-After: 10`.
+         *     - Creating an endpoint, rotating its token and deleting it are no changes of its record: they make
+         *       no event.
+         *
+         *     The path `events` is reserved: no endpoint can be named so, and `GET /events` is this operation,
+         *     never `getEndpoint` of an endpoint `events`. Errors before the stream starts are
+         *     `application/problem+json`.
+         */
+        get: operations["streamAllEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/{endpoint}": {
         parameters: {
             query?: never;
@@ -216,9 +269,11 @@ export interface paths {
          *     - **At most 20 streams** of one endpoint are open on one server instance at once; another is
          *       answered `429` with `Retry-After: 10` (each stream holds a connection, and one tenant must not
          *       take them all). Close streams you no longer read.
-         *     - **Message numbers** are not in the stream. A bot that relays a message it sees here reads the
-         *       record with `getEndpoint`, relays from that answer, and names its `Chatbridge-Message-Number`
-         *       in `markRead`, so a message that replaced the one it relayed is not marked.
+         *     - **Message numbers** are in the stream: each event has a `messageNumber` field, the pending
+         *       message's number as of that version (what `Chatbridge-Message-Number` gives on `getEndpoint`),
+         *       or `null` when no message is pending. A bot relays the message from the event and names that
+         *       number in `markRead`, with no second read. The field is a line of its own beside `data`, which
+         *       stays the bare record: clients that do not know the field ignore it, as SSE clients do.
          *
          *     Errors before the stream starts are `application/problem+json` like every other operation. The
          *     event format is described with the `200` response.
@@ -769,6 +824,36 @@ export interface components {
             config: components["schemas"]["Config"];
             meta: components["schemas"]["Meta"];
         };
+        /** @description One committed change of one endpoint, as `streamAllEvents` sends it in a `change` event. */
+        ChangeEventData: {
+            /** @description The endpoint ID. */
+            endpoint: string;
+            /**
+             * Format: int64
+             * @description The record's version after this change (as `streamEndpointEvents` numbers its events).
+             */
+            version: number;
+            /**
+             * Format: int64
+             * @description The pending message's number (what `Chatbridge-Message-Number` gives), `null` when idle.
+             */
+            messageNumber: number | null;
+            record: components["schemas"]["EndpointRecord"];
+        };
+        /**
+         * @description Changes were missed, as `streamAllEvents` says in a `reset` event: of the endpoint named (re-read it
+         *     with `getEndpoint`), or, with `null`, of any endpoint (the stream continues from this position).
+         */
+        ResetEventData: {
+            endpoint: string | null;
+        };
+        /**
+         * @description The `data` of one event of `streamAllEvents`, parsed as JSON (see the response's description for
+         *     the framing): a `change` event's data names the endpoint, its version, the pending message's number
+         *     and the record; a `reset` event's data names the endpoint whose changes were missed, or `null` for
+         *     changes of any endpoint. Told apart by `record`, which only a change has.
+         */
+        AllEventsEvent: components["schemas"]["ChangeEventData"] | components["schemas"]["ResetEventData"];
         /**
          * @description The `data` of one event of `streamEndpointEvents`, parsed as JSON. The `text/event-stream` body is a
          *     sequence of events (see the response's description for the framing); as OpenAPI 3.1 has no schema
@@ -966,13 +1051,38 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The endpoint record (as committed, for an update). */
-        Record: {
+        /**
+         * @description The stream of all changes, open until the client disconnects, its credential stops being valid or
+         *     the server shuts down. UTF-8 text in the `text/event-stream` format, made of these blocks, each ended by an empty line:
+         *
+         *     - `retry: 2000`: sent first; a client that loses the stream waits 2 seconds before reconnecting.
+         *     - An **event**, three lines:
+         *
+         *       ```
+         *       id: <position>
+         *       event: change | reset
+         *       data: <AllEventsEvent as JSON, on one line>
+         *       ```
+         *
+         *       `id` is the change's **position** in the service-wide change log: a decimal integer that grows
+         *       with every committed change of any endpoint, in commit order (not necessarily by exactly one).
+         *
+         *       - `event: change`: data is `{"endpoint": "<id>", "version": n,
+         *         "messageNumber": n | null, "record": {...}}`, the record exactly as `getEndpoint` would return
+         *         it at that version and the pending message's number (what `Chatbridge-Message-Number` gives,
+         *         null when no message is pending), so a bot can relay it and call `markRead` without reading
+         *         the record again.
+         *       - `event: reset`: data is `{"endpoint": "<id>" | null}`. Changes were missed: of
+         *         that endpoint (re-read it with `getEndpoint`), or, with `null`, of any endpoint (the stream
+         *         continues from this position; re-read what you need). Events after it are `change` events again.
+         *     - `: heartbeat`: a comment, every 15 seconds.
+         *
+         *     **Reconnecting**: send the last event ID received as the `Last-Event-ID` header (or the
+         *     `last_event_id` query parameter): the stream continues with the change after it.
+         */
+        AllEventsStream: {
             headers: {
-                "Chatbridge-Message-Number": components["headers"]["Chatbridge-Message-Number"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Accel-Buffering": components["headers"]["X-Accel-Buffering"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "Cache-Control": components["headers"]["Cache-Control"];
                 "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
@@ -983,7 +1093,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["EndpointRecord"];
+                "text/event-stream": components["schemas"]["AllEventsEvent"];
             };
         };
         /** @description Endpoint operations: the token is missing, empty or wrong, belongs to another endpoint, or the endpoint does not exist; the body is the same in every case, so endpoint IDs cannot be enumerated. Admin operations: the admin token is missing or wrong, or the admin API is disabled. */
@@ -1046,6 +1156,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The endpoint record (as committed, for an update). */
+        Record: {
+            headers: {
+                "Chatbridge-Message-Number": components["headers"]["Chatbridge-Message-Number"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["EndpointRecord"];
+            };
+        };
         /** @description The bot key is valid but acts for another platform than the request names (`sender`, or `platform` of markRead). Nothing was applied. */
         Forbidden: {
             headers: {
@@ -1090,8 +1220,12 @@ export interface components {
          *     an empty line:
          *
          *     - `retry: 2000`: sent first; a client that loses the stream waits 2 seconds before reconnecting.
-         *     - An **event**, three lines: `id: <version>`, `event: record` or `event: reset`, and
-         *       `data: <EndpointEvent as JSON, on one line>` (the schema below is that of `data`).
+         *     - An **event**, four lines: `id: <version>`, `event: record` or `event: reset`,
+         *       `messageNumber: <n>` (or `null`) and `data: <EndpointEvent as JSON, on one line>` (the schema
+         *       below is that of `data`). `messageNumber` is the pending message's number as of this version
+         *       (what `Chatbridge-Message-Number` gives on `getEndpoint`), `null` when no message is pending: name
+         *       it in `markRead` after relaying the message, with no second read. A client that does not know the
+         *       field ignores it (SSE clients ignore unknown fields), so `data` stays the bare record.
          *       `id` is the record's **version**: a decimal integer that starts at `0` when the endpoint is
          *       created and grows by exactly one with every committed change, so the event IDs of one endpoint
          *       increase one by one, on every server instance. A change that writes nothing (an update that
@@ -1416,6 +1550,21 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Resume after this position: the ID of the last event received from `streamAllEvents`, for clients
+         *     that cannot set the `Last-Event-ID` header. When both are given, the header wins.
+         * @example 1041
+         */
+        last_position: number;
+        /**
+         * @description Resume after this position: the ID of the last event received from `streamAllEvents`, as an
+         *     `EventSource` sends it when it reconnects. A value that is no position this service issued (not a
+         *     decimal number, or newer than the newest) is answered like one older than the change window: with
+         *     a `reset` event. An empty value counts as absent. At most 64 visible ASCII characters; a longer
+         *     value, or one with spaces, control or non-ASCII characters, is answered `400`.
+         * @example 1041
+         */
+        "Last-Position": string;
         /**
          * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
          * @example 912345678901234567
@@ -1844,12 +1993,10 @@ export interface components {
          */
         "X-Frame-Options": "DENY";
         /**
-         * @description While a message is pending: its number, which grows by one with every `trigger=true` on this
-         *     endpoint. Absent while the endpoint is idle. Pass it to `markRead` as `message_number` to
-         *     acknowledge exactly the message the bot relayed.
-         * @example 7
+         * @description Always `no` on the event stream, so proxies that buffer (such as nginx) pass events on at once.
+         * @example no
          */
-        "Chatbridge-Message-Number": number;
+        "X-Accel-Buffering": "no";
         /**
          * @description The challenge (RFC 9110 requires one on every `401`). Endpoint operations:
          *     `ApiKey realm="chatbridge", in="query", name="token"` (the token travels in the `token` query
@@ -1864,10 +2011,12 @@ export interface components {
          */
         "Retry-After": number;
         /**
-         * @description Always `no` on the event stream, so proxies that buffer (such as nginx) pass events on at once.
-         * @example no
+         * @description While a message is pending: its number, which grows by one with every `trigger=true` on this
+         *     endpoint. Absent while the endpoint is idle. Pass it to `markRead` as `message_number` to
+         *     acknowledge exactly the message the bot relayed.
+         * @example 7
          */
-        "X-Accel-Buffering": "no";
+        "Chatbridge-Message-Number": number;
         /**
          * @description `bytes`: the docs page is a static file, and may be fetched in ranges.
          * @example bytes
@@ -1889,6 +2038,40 @@ export interface operations {
         responses: {
             200: components["responses"]["HomePage"];
             400: components["responses"]["BadRequest"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    streamAllEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Resume after this position: the ID of the last event received from `streamAllEvents`, for clients
+                 *     that cannot set the `Last-Event-ID` header. When both are given, the header wins.
+                 * @example 1041
+                 */
+                last_event_id?: components["parameters"]["last_position"];
+            };
+            header?: {
+                /**
+                 * @description Resume after this position: the ID of the last event received from `streamAllEvents`, as an
+                 *     `EventSource` sends it when it reconnects. A value that is no position this service issued (not a
+                 *     decimal number, or newer than the newest) is answered like one older than the change window: with
+                 *     a `reset` event. An empty value counts as absent. At most 64 visible ASCII characters; a longer
+                 *     value, or one with spaces, control or non-ASCII characters, is answered `400`.
+                 * @example 1041
+                 */
+                "Last-Event-ID"?: components["parameters"]["Last-Position"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AllEventsStream"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
         };
     };

@@ -1,7 +1,7 @@
 // The promise-based client: one method per operationId, resolving to the typed success body and
 // rejecting with ChatbridgeError on any non-2xx response.
 import { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
-import { type EndpointEvent, type RecordCredential, type StreamEventsOptions, streamEndpointEvents } from './events.ts';
+import { type ChangeEvent, type EndpointEvent, type RecordCredential, type StreamEventsOptions, streamAllEvents, streamEndpointEvents } from './events.ts';
 import { rememberMessageNumber } from './messageNumber.ts';
 import { createRawClient, type RawClientOptions } from './raw.ts';
 import type {
@@ -114,6 +114,8 @@ export interface ChatbridgeBotClient extends ChatbridgeCommonMethods {
   markRead(endpoint: string, options?: BotMarkReadOptions): Promise<EndpointRecord>;
   /** `GET /events/{endpoint}` with the bot key (see ChatbridgeClient.streamEndpointEvents). */
   streamEndpointEvents(endpoint: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
+  /** `GET /events` with the bot key: every change of every endpoint (see ChatbridgeClient.streamAllEvents). */
+  streamAllEvents(options?: StreamEventsOptions): AsyncIterable<ChangeEvent>;
 }
 
 export interface ChatbridgeClient extends ChatbridgeCommonMethods {
@@ -145,6 +147,15 @@ export interface ChatbridgeClient extends ChatbridgeCommonMethods {
    * `reconnect: false`. Nothing is sent until the iteration starts.
    */
   streamEndpointEvents(endpoint: string, token: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
+  /**
+   * `GET /events` (admin token; a bot client uses its key): every committed change of every endpoint,
+   * in commit order, as Server-Sent Events. Iterate with `for await`: a `reset` first (the stream
+   * starts at the newest position; with `lastEventId`, every change after that position instead),
+   * then one `change` per committed change, each naming its endpoint, version and message number.
+   * Reconnects by itself with backoff, resuming after the last event received (no gap, no
+   * duplicate), unless `reconnect: false`. Nothing is sent until the iteration starts.
+   */
+  streamAllEvents(options?: StreamEventsOptions): AsyncIterable<ChangeEvent>;
 }
 
 /** With `botKey`, the record methods authenticate with it and take no token (ChatbridgeBotClient). */
@@ -322,6 +333,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
       lookup: (platform, channel, call) => record.lookup(platform, channel, { Authorization: `Bearer ${botKey}` }, call),
       markRead: (endpoint, call) => record.markRead(endpoint, key, call?.platform, call),
       streamEndpointEvents: (endpoint, streamOptions) => streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), key, streamOptions),
+      streamAllEvents: (streamOptions) => streamAllEvents(raw, `Bearer ${botKey}`, streamOptions),
     };
     return botClient;
   }
@@ -333,6 +345,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
     lookup: async (platform, channel, call) => record.lookup(platform, channel, adminHeaders('lookup'), call),
     markRead: (endpoint, token, platform, call) => record.markRead(endpoint, { token }, platform, call),
     streamEndpointEvents: (endpoint, token, streamOptions) => streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), { token }, streamOptions),
+    streamAllEvents: (streamOptions) => streamAllEvents(raw, adminHeaders('streamAllEvents').Authorization, streamOptions),
   };
   return tokenClient;
 }

@@ -1,5 +1,6 @@
-// streamEndpointEvents: the Server-Sent Events stream of an endpoint as an async iterable of typed
-// events, parsed with eventsource-parser, reconnecting with Last-Event-ID like an EventSource does.
+// The Server-Sent Events streams as async iterables of typed events, parsed with eventsource-parser,
+// reconnecting with Last-Event-ID like an EventSource does: streamEndpointEvents (one endpoint) and
+// streamAllEvents (every endpoint, for bots that serve many communities).
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ChatbridgeError } from './errors.ts';
 import type { ChatbridgeRawClient } from './raw.ts';
@@ -16,7 +17,24 @@ export interface EndpointEvent {
    */
   type: 'record' | 'reset';
   record: EndpointRecord;
+  /**
+   * The pending message's number as of this version (name it in `markRead` after relaying the
+   * message), or null when no message is pending (or the server does not send it).
+   */
+  messageNumber: number | null;
 }
+
+/**
+ * One event of the stream of all changes. `id` is its position in the service's change log: resume
+ * after it with `lastEventId`.
+ * - `change`: `endpoint` changed to `version`; `record` and `messageNumber` as of that version.
+ * - `reset`: changes were missed: of `endpoint` (its replay window no longer keeps that change; read
+ *   it again with getEndpoint), or, when `endpoint` is null, of any endpoint (the stream started, or
+ *   resumed from a position older than the change window): read again what you need.
+ */
+export type ChangeEvent =
+  | { id: number; type: 'change'; endpoint: string; version: number; messageNumber: number | null; record: EndpointRecord }
+  | { id: number; type: 'reset'; endpoint: string | null };
 
 export interface StreamEventsOptions {
   /** Resume after this version (the `id` of the last event you handled); sent as `Last-Event-ID`. */
@@ -44,7 +62,6 @@ export interface StreamEventsOptions {
   idleTimeoutMs?: number | undefined;
 }
 
-const OPERATION = 'streamEndpointEvents';
 /** Larger than any record the server accepts, so only a broken stream reaches it. */
 const MAX_EVENT_CHARS = 16 * 1024 * 1024;
 
@@ -55,6 +72,16 @@ class StreamProtocolError extends Error {
 
 const retryable = (status: number) => status === 429 || status >= 500;
 
+/** A parsed event and the fields beside `data` the stream may carry (`messageNumber`). */
+type Parsed = EventSourceMessage & { extra: Record<string, string> };
+
+/** How one stream is opened and its events read: the operation, its request, its events. */
+interface StreamKind<E> {
+  operation: string;
+  open(lastEventId: number | undefined, signal: AbortSignal): Promise<{ response: Response; data?: ReadableStream<Uint8Array> | null | undefined; error?: unknown }>;
+  toEvent(message: Parsed): E | undefined;
+}
+
 /** How a record operation authenticates: the endpoint's token (query), or a bot key (Authorization header). */
 export type RecordCredential = { token: string } | { botKey: string };
 
@@ -64,10 +91,42 @@ export function streamEndpointEvents(
   credential: RecordCredential,
   options: StreamEventsOptions = {},
 ): AsyncIterable<EndpointEvent> {
-  return { [Symbol.asyncIterator]: () => run(raw, endpoint, credential, options) };
+  const kind: StreamKind<EndpointEvent> = {
+    operation: 'streamEndpointEvents',
+    open: (lastEventId, signal) =>
+      raw.GET('/events/{endpoint}', {
+        params: {
+          path: { endpoint },
+          query: 'token' in credential ? { token: credential.token } : {},
+          ...(lastEventId !== undefined && { header: { 'Last-Event-ID': String(lastEventId) } }),
+        },
+        headers: { Accept: 'text/event-stream', ...('botKey' in credential && { Authorization: `Bearer ${credential.botKey}` }) },
+        parseAs: 'stream',
+        signal,
+      }),
+    toEvent: toEndpointEvent,
+  };
+  return { [Symbol.asyncIterator]: () => run(kind, options) };
 }
 
-async function* run(raw: ChatbridgeRawClient, endpoint: string, credential: RecordCredential, options: StreamEventsOptions): AsyncGenerator<EndpointEvent, void, undefined> {
+/** The stream of all changes (`GET /events`), authorised by `authorization` (`Bearer <bot key or admin token>`). */
+export function streamAllEvents(raw: ChatbridgeRawClient, authorization: string, options: StreamEventsOptions = {}): AsyncIterable<ChangeEvent> {
+  const kind: StreamKind<ChangeEvent> = {
+    operation: 'streamAllEvents',
+    open: (lastEventId, signal) =>
+      raw.GET('/events', {
+        params: lastEventId !== undefined ? { header: { 'Last-Event-ID': String(lastEventId) } } : {},
+        headers: { Accept: 'text/event-stream', Authorization: authorization },
+        parseAs: 'stream',
+        signal,
+      }),
+    toEvent: toChangeEvent,
+  };
+  return { [Symbol.asyncIterator]: () => run(kind, options) };
+}
+
+async function* run<E extends { id: number }>(kind: StreamKind<E>, options: StreamEventsOptions): AsyncGenerator<E, void, undefined> {
+  const OPERATION = kind.operation;
   const { signal, reconnect = true, maxRetryMs = 30_000, idleTimeoutMs = 45_000 } = options;
   let lastEventId = options.lastEventId;
   let retryMs = options.retryMs ?? 2000;
@@ -86,16 +145,7 @@ async function* run(raw: ChatbridgeRawClient, endpoint: string, credential: Reco
     const unanswered =
       idleTimeoutMs > 0 ? setTimeout(() => connection.abort(new Error(`${OPERATION}: no answer within ${idleTimeoutMs} ms`)), idleTimeoutMs) : undefined;
     try {
-      const { response, data, error } = await raw.GET('/events/{endpoint}', {
-        params: {
-          path: { endpoint },
-          query: 'token' in credential ? { token: credential.token } : {},
-          ...(lastEventId !== undefined && { header: { 'Last-Event-ID': String(lastEventId) } }),
-        },
-        headers: { Accept: 'text/event-stream', ...('botKey' in credential && { Authorization: `Bearer ${credential.botKey}` }) },
-        parseAs: 'stream',
-        signal: connection.signal,
-      });
+      const { response, data, error } = await kind.open(lastEventId, connection.signal);
       clearTimeout(unanswered);
       if (!response.ok) {
         const failure = ChatbridgeError.fromResponse(OPERATION, response, error);
@@ -108,7 +158,7 @@ async function* run(raw: ChatbridgeRawClient, endpoint: string, credential: Reco
           throw new StreamProtocolError(`${OPERATION}: expected a text/event-stream response, got ${type ?? 'none'}`);
         }
         const onRetry = (ms: number) => (retryMs = ms);
-        for await (const event of readEvents(data, connection, idleTimeoutMs, onRetry)) {
+        for await (const event of readEvents(kind, data, connection, idleTimeoutMs, onRetry)) {
           received = true;
           lastEventId = event.id;
           yield event;
@@ -131,19 +181,30 @@ async function* run(raw: ChatbridgeRawClient, endpoint: string, credential: Reco
 }
 
 /** Events of one response body, in order; heartbeats and unknown event types are skipped. */
-async function* readEvents(
+async function* readEvents<E>(
+  kind: StreamKind<E>,
   body: ReadableStream<Uint8Array>,
   connection: AbortController,
   idleTimeoutMs: number,
   onRetry: (ms: number) => void,
-): AsyncGenerator<EndpointEvent, void, undefined> {
-  const parsed: EventSourceMessage[] = [];
+): AsyncGenerator<E, void, undefined> {
+  const OPERATION = kind.operation;
+  const parsed: Parsed[] = [];
   let overflow = false;
+  /** Fields of the event being read that eventsource-parser does not know (it reports them as errors). */
+  let extra: Record<string, string> = {};
   const parser = createParser({
-    onEvent: (message) => parsed.push(message),
+    onEvent: (message) => {
+      parsed.push({ ...message, extra });
+      extra = {};
+    },
     onRetry,
-    // Unknown fields and invalid retry values are ignored, as an EventSource ignores them.
-    onError: (error) => (overflow ||= error.type === 'max-buffer-size-exceeded'),
+    // Unknown fields are kept for the event they belong to; invalid retry values are ignored, as an
+    // EventSource ignores them.
+    onError: (error) => {
+      if (error.type === 'unknown-field' && error.field !== undefined && error.value !== undefined) extra[error.field] = error.value;
+      overflow ||= error.type === 'max-buffer-size-exceeded';
+    },
     maxBufferSize: MAX_EVENT_CHARS,
   });
   let idle: ReturnType<typeof setTimeout> | undefined;
@@ -164,7 +225,7 @@ async function* readEvents(
         throw new StreamProtocolError(`${OPERATION}: an event exceeded ${MAX_EVENT_CHARS} characters`);
       }
       while (parsed.length > 0) {
-        const event = toEvent(parsed.shift()!);
+        const event = kind.toEvent(parsed.shift()!);
         if (event) yield event;
       }
     }
@@ -174,19 +235,43 @@ async function* readEvents(
   }
 }
 
-function toEvent(message: EventSourceMessage): EndpointEvent | undefined {
-  if (message.event !== 'record' && message.event !== 'reset') return undefined; // from a newer server
-  const id = message.id !== undefined && /^\d+$/.test(message.id) ? Number(message.id) : Number.NaN;
-  let record: unknown;
+const idOf = (message: EventSourceMessage) => (message.id !== undefined && /^\d+$/.test(message.id) ? Number(message.id) : Number.NaN);
+
+function jsonOf(text: string | undefined): unknown {
   try {
-    record = JSON.parse(message.data);
+    return text === undefined ? undefined : JSON.parse(text);
   } catch {
-    record = undefined;
+    return undefined;
   }
-  if (!Number.isSafeInteger(id) || typeof record !== 'object' || record === null) {
-    throw new StreamProtocolError(`${OPERATION}: a ${message.event} event without a numeric id and a JSON record`);
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isMessageNumber = (value: unknown): value is number | null => value === null || Number.isSafeInteger(value);
+
+function toEndpointEvent(message: Parsed): EndpointEvent | undefined {
+  if (message.event !== 'record' && message.event !== 'reset') return undefined; // from a newer server
+  const id = idOf(message);
+  const record = jsonOf(message.data);
+  if (!Number.isSafeInteger(id) || !isObject(record)) {
+    throw new StreamProtocolError(`streamEndpointEvents: a ${message.event} event without a numeric id and a JSON record`);
   }
-  return { id, type: message.event, record: record as EndpointRecord };
+  const number = jsonOf(message.extra['messageNumber']);
+  return { id, type: message.event, record: record as unknown as EndpointRecord, messageNumber: isMessageNumber(number) ? number : null };
+}
+
+function toChangeEvent(message: Parsed): ChangeEvent | undefined {
+  if (message.event !== 'change' && message.event !== 'reset') return undefined; // from a newer server
+  const id = idOf(message);
+  const data = jsonOf(message.data);
+  const fail = () => new StreamProtocolError(`streamAllEvents: a ${message.event} event without a numeric id and its JSON data`);
+  if (!Number.isSafeInteger(id) || !isObject(data)) throw fail();
+  if (message.event === 'reset') {
+    if (data['endpoint'] !== null && typeof data['endpoint'] !== 'string') throw fail();
+    return { id, type: 'reset', endpoint: data['endpoint'] };
+  }
+  const { endpoint, version, messageNumber, record } = data;
+  if (typeof endpoint !== 'string' || !Number.isSafeInteger(version) || !isMessageNumber(messageNumber) || !isObject(record)) throw fail();
+  return { id, type: 'change', endpoint, version: version as number, messageNumber, record: record as unknown as EndpointRecord };
 }
 
 function retryAfterMs(response: Response): number | undefined {

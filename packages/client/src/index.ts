@@ -13,7 +13,7 @@ export {
 } from './client.ts';
 export { messageNumberOf } from './messageNumber.ts';
 export { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
-export type { EndpointEvent, StreamEventsOptions } from './events.ts';
+export type { ChangeEvent, EndpointEvent, StreamEventsOptions } from './events.ts';
 export { createRawClient, type ChatbridgeRawClient, type FetchLike, type RawClientOptions } from './raw.ts';
 export type {
   Bot,

@@ -59,11 +59,22 @@ describe('streamEndpointEvents', () => {
     expect(request.headers.get('last-event-id')).toBeNull();
     expect(request.headers.get('authorization')).toBeNull();
     expect(events).toEqual([
-      { id: 0, type: 'record', record: RECORD },
-      { id: 1, type: 'record', record: RECORD },
+      { id: 0, type: 'record', record: RECORD, messageNumber: null },
+      { id: 1, type: 'record', record: RECORD, messageNumber: null },
     ]);
     expectTypeOf(events[0]!).toEqualTypeOf<EndpointEvent>();
     expectTypeOf(events[0]!.type).toEqualTypeOf<'record' | 'reset'>();
+  });
+
+  test('when an event has a messageNumber field, then the event carries that number; without one, null', async () => {
+    const pending = `id: 5\nevent: record\nmessageNumber: 3\ndata: ${JSON.stringify(RECORD)}\n\n`;
+    const idle = `id: 6\nevent: record\nmessageNumber: null\ndata: ${JSON.stringify(RECORD)}\n\n`;
+    const { client } = setup((request) => eventStream(request, [pending, idle, event(7)]).response);
+
+    const events = await collect(client.streamEndpointEvents(ENDPOINT, TOKEN, { reconnect: false }));
+
+    expect(events.map((e) => [e.id, e.messageNumber])).toEqual([[5, 3], [6, null], [7, null]]);
+    expectTypeOf(events[0]!.messageNumber).toEqualTypeOf<number | null>();
   });
 
   test('when lastEventId is given, then it is sent as the Last-Event-ID header', async () => {
@@ -81,8 +92,8 @@ describe('streamEndpointEvents', () => {
     const events = await collect(client.streamEndpointEvents(ENDPOINT, TOKEN, { reconnect: false }));
 
     expect(events).toEqual([
-      { id: 7, type: 'record', record: RECORD },
-      { id: 8, type: 'reset', record: RESET_RECORD },
+      { id: 7, type: 'record', record: RECORD, messageNumber: null },
+      { id: 8, type: 'reset', record: RESET_RECORD, messageNumber: null },
     ]);
   });
 

@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createChatbridgeClient, type ChatbridgeClient, type EndpointEvent } from '@chatbridge/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSse, type SseBlock } from './sseBlocks.ts';
 import { createScratchDatabase, type ScratchDatabase } from './store/pgScratch.ts';
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -165,7 +166,7 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
       const written = [];
       for (let i = 1; i <= 5; i++) written.push(await (i % 2 ? a : b).client.updateEndpoint(id, token, { blacklist: `w${i}` }));
       await waitFor(async () => onB.events.length >= 6, 'five change events on B');
-      expect(onB.events.slice(1)).toEqual(written.map((record, i) => ({ id: i + 1, type: 'record', record })));
+      expect(onB.events.slice(1)).toEqual(written.map((record, i) => ({ id: i + 1, type: 'record', record, messageNumber: null })));
     } finally {
       await onB.stop();
     }
@@ -188,7 +189,7 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
       await waitFor(async () => resumed.events.length >= 3, 'the replay on A');
       const live = await b.client.updateEndpoint(id, token, { blacklist: 'live' });
       await waitFor(async () => resumed.events.length >= 4, 'the live change on A');
-      expect(resumed.events).toEqual([...missed, live].map((record, i) => ({ id: 2 + i, type: 'record', record })));
+      expect(resumed.events).toEqual([...missed, live].map((record, i) => ({ id: 2 + i, type: 'record', record, messageNumber: null })));
     } finally {
       await resumed.stop();
     }
@@ -230,6 +231,46 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
     } finally {
       controller.abort();
       await reading;
+    }
+  });
+
+  it('when a stream of all changes follows one instance while both write at once, then it sees every change once, in commit order, and resumes on the other with no gap or duplicate', async () => {
+    const ids = ['all-1', 'all-2', 'all-3'];
+    const tokens = await Promise.all(ids.map(async (id) => (await a.client.createEndpoint(id)).token));
+    const open = async (instance: Instance, lastEventId?: string) => {
+      const stream = await openSse(`${instance.url}/events`, { authorization: `Bearer ${ADMIN_TOKEN}`, ...(lastEventId && { 'last-event-id': lastEventId }) });
+      expect(stream.response.status).toBe(200);
+      expect((await stream.next())?.retry).toBe(2000);
+      return stream;
+    };
+    const seen: SseBlock[] = [];
+    const first = await open(b);
+    expect((await first.next())?.event).toBe('reset'); // the stream starts at the newest position
+    // 60 updates at once, alternating between the instances, 20 per endpoint, each appending a word.
+    const writes = Promise.all(
+      Array.from({ length: 60 }, (_, i) => {
+        const via = i % 2 === 0 ? a : b;
+        const at = i % 3;
+        return via.client.updateEndpoint(ids[at]!, tokens[at]!, { blacklist: `w${i}` });
+      }),
+    );
+    while (seen.length < 25) seen.push((await first.next(15_000))!);
+    first.close();
+    await writes;
+    // Reconnected to the other instance, after the last event received.
+    const second = await open(a, seen.at(-1)!.id);
+    while (seen.length < 60) seen.push((await second.next(15_000))!);
+    second.close();
+
+    expect(seen.every((block) => block.event === 'change')).toBe(true);
+    const positions = seen.map((block) => Number(block.id));
+    for (let i = 1; i < positions.length; i++) expect(positions[i]).toBeGreaterThan(positions[i - 1]!);
+    const data = seen.map((block) => JSON.parse(block.data!) as { endpoint: string; version: number; record: { config: { blacklist: string[] } } });
+    for (const id of ids) {
+      const mine = data.filter((d) => d.endpoint === id);
+      // Each version once, in order, each with the record of its version (one more word each).
+      expect(mine.map((d) => d.version)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      for (const d of mine) expect(d.record.config.blacklist).toHaveLength(d.version);
     }
   });
 

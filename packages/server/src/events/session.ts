@@ -6,19 +6,23 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../logger.ts';
 import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
+import { messageNumberOf } from '../store/rows.ts';
 import type { SlowStream } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 
 export type EventType = 'record' | 'reset';
 
 /**
- * One event: `id`, `event` and `data` lines, then the empty line that ends it. The record is its JSON
+ * One event: `id`, `event`, `messageNumber` and `data` lines, then the empty line that ends it.
+ * `messageNumber` (the pending message's number as of this version, `null` when idle) is a field of
+ * its own rather than part of `data`, so `data` stays the bare record existing clients parse: SSE
+ * clients ignore a field they do not know (an EventSource does), and ours reads it. The record is its JSON
  * text as JSON.stringify wrote it (as a string or as UTF-8 bytes), which escapes line breaks inside
  * strings: it always fits one data line. As bytes, so that what a stream has queued is counted in bytes
  * (see slowStreams.ts).
  */
-export function formatEvent(version: number, type: EventType, recordJson: string | Uint8Array): Buffer {
-  const head = `id: ${version}\nevent: ${type}\ndata: `;
+export function formatEvent(version: number, type: EventType, recordJson: string | Uint8Array, messageNumber: number | null): Buffer {
+  const head = `id: ${version}\nevent: ${type}\nmessageNumber: ${messageNumber}\ndata: `;
   if (typeof recordJson === 'string') return Buffer.from(`${head}${recordJson}\n\n`);
   return Buffer.concat([Buffer.from(head), recordJson, EVENT_END]);
 }
@@ -118,8 +122,8 @@ export function openEventStream(o: EventStreamOptions): void {
     if (!res.writableEnded) res.end();
   };
 
-  const send = (version: number, type: EventType, recordJson: string | Uint8Array) => {
-    res.write(formatEvent(version, type, recordJson));
+  const send = (version: number, type: EventType, recordJson: string | Uint8Array, messageNumber: number | null) => {
+    res.write(formatEvent(version, type, recordJson, messageNumber));
     last = version;
   };
 
@@ -161,7 +165,7 @@ export function openEventStream(o: EventStreamOptions): void {
     try {
       for (let event = events.shift(); event !== undefined; event = events.shift()) {
         unsent -= event.recordJsonBytes;
-        send(event.version, 'record', event.recordJsonUtf8);
+        send(event.version, 'record', event.recordJsonUtf8, event.messageNumber);
         if (!res.writableNeedDrain) continue;
         const before = dirty;
         dirty = false;
@@ -184,12 +188,12 @@ export function openEventStream(o: EventStreamOptions): void {
     if (ended) return false;
     if (!(await authorized(row)) || ended || !row) return false;
     if (last === undefined) {
-      send(row.version, o.resume.kind === 'unknown' ? 'reset' : 'record', row.recordJson);
+      send(row.version, o.resume.kind === 'unknown' ? 'reset' : 'record', row.recordJson, messageNumberOf(row.state));
       return false;
     }
     if (row.version === last) return false;
     if (row.version < last) {
-      send(row.version, 'reset', row.recordJson); // an ID this endpoint never issued
+      send(row.version, 'reset', row.recordJson, messageNumberOf(row.state)); // an ID this endpoint never issued
       return false;
     }
     // A bounded read: at most `batchSize` events and `replayBatchBytes` of records (one larger
@@ -200,7 +204,7 @@ export function openEventStream(o: EventStreamOptions): void {
     if (ended) return false;
     if (events[0]?.version !== last + 1) {
       // What comes next is no longer kept: the client missed changes.
-      send(row.version, 'reset', row.recordJson);
+      send(row.version, 'reset', row.recordJson, messageNumberOf(row.state));
       return true; // events may have committed since `row` was read
     }
     if (!(await sendAll(events))) return false;

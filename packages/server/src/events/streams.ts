@@ -4,6 +4,7 @@
 import type { Logger } from '../logger.ts';
 import type { EndpointStore } from '../store/port.ts';
 import type { ChangeFeed } from '../store/changeFeed.ts';
+import { ChangeReader } from './changeReader.ts';
 import { SlowStreamBudget } from './slowStreams.ts';
 import { TurnQueue } from './turns.ts';
 
@@ -63,11 +64,17 @@ export class EventStreams {
   /** Open streams per endpoint: each holds a socket, so one tenant must not take them all. */
   private readonly perEndpoint = new Map<string, number>();
   private ending = false;
+  private changeReader: ChangeReader | undefined;
 
   constructor(feed: ChangeFeed, settings: Partial<EventStreamSettings> = {}) {
     this.feed = feed;
     this.settings = { ...DEFAULT_EVENT_STREAM_SETTINGS, ...settings };
     this.slow = new SlowStreamBudget(this.settings.slowStreamBudgetBytes);
+  }
+
+  /** The reads of the change log shared by this instance's streams of all changes (changeReader.ts). */
+  allChanges(store: EndpointStore): ChangeReader {
+    return (this.changeReader ??= new ChangeReader(store, this.turns, this.settings));
   }
 
   /** True once shutdown began: new streams end at once (their clients reconnect elsewhere). */
@@ -80,7 +87,10 @@ export class EventStreams {
     return this.open.size;
   }
 
-  /** True when `endpointId` has as many streams open here as it may. */
+  /**
+   * True when `endpointId` has as many streams open here as it may. The streams of all changes count
+   * under a key of their own per credential (one that no endpoint ID can be: see allChangesKey).
+   */
   full(endpointId: string): boolean {
     return (this.perEndpoint.get(endpointId) ?? 0) >= this.settings.maxPerEndpoint;
   }

@@ -18,6 +18,7 @@ import { markRead } from './markRead.ts';
 import { rotateBotKey } from './rotateBotKey.ts';
 import { removeFromEndpoint } from './removeFromEndpoint.ts';
 import { rotateEndpointToken } from './rotateEndpointToken.ts';
+import { streamAllEvents } from './streamAllEvents.ts';
 import { streamEndpointEvents } from './streamEndpointEvents.ts';
 import { updateEndpoint } from './updateEndpoint.ts';
 
@@ -28,6 +29,7 @@ export const buildHandlers = (deps: AppDeps): Handlers => ({
   removeFromEndpoint: removeFromEndpoint(deps),
   lookupEndpoints: lookupEndpoints(deps),
   streamEndpointEvents: streamEndpointEvents(deps),
+  streamAllEvents: streamAllEvents(deps),
   createEndpoint: createEndpoint(deps),
   listEndpoints: listEndpoints(deps),
   rotateEndpointToken: rotateEndpointToken(deps),

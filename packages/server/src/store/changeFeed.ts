@@ -15,6 +15,11 @@ export type ChangeListener = (version: number | undefined) => void;
 export interface ChangeFeed {
   /** Starts telling `listener` about changes of `endpointId`; returns the function that stops it. */
   subscribe(endpointId: string, listener: ChangeListener): () => void;
+  /**
+   * Starts telling `listener` about changes of every endpoint (the stream of all changes): the
+   * endpoint's ID and version, or (undefined, undefined) when notices may have been lost.
+   */
+  subscribeAll(listener: (endpointId: string | undefined, version: number | undefined) => void): () => void;
   /** Stops every subscription and releases what the feed holds (a database connection). */
   close(): Promise<void>;
 }
@@ -22,6 +27,13 @@ export interface ChangeFeed {
 /** Subscribers by endpoint; the bookkeeping both feeds share. */
 export class Subscribers {
   private readonly byEndpoint = new Map<string, Set<ChangeListener>>();
+  private readonly everything = new Set<(endpointId: string | undefined, version: number | undefined) => void>();
+
+  addAll(listener: (endpointId: string | undefined, version: number | undefined) => void): () => void {
+    const entry = (endpointId: string | undefined, version: number | undefined) => listener(endpointId, version);
+    this.everything.add(entry);
+    return () => void this.everything.delete(entry);
+  }
 
   add(endpointId: string, listener: ChangeListener): () => void {
     let set = this.byEndpoint.get(endpointId);
@@ -39,19 +51,22 @@ export class Subscribers {
   /** Tells the subscribers of one endpoint. A throwing listener does not keep the others from hearing. */
   notify(endpointId: string, version: number | undefined): void {
     for (const listener of [...(this.byEndpoint.get(endpointId) ?? [])]) safely(listener, version);
+    for (const listener of [...this.everything]) safely(() => listener(endpointId, version), undefined);
   }
 
   /** Tells every subscriber (notices may have been lost). */
   notifyAll(): void {
     for (const set of [...this.byEndpoint.values()]) for (const listener of [...set]) safely(listener, undefined);
+    for (const listener of [...this.everything]) safely(() => listener(undefined, undefined), undefined);
   }
 
   clear(): void {
     this.byEndpoint.clear();
+    this.everything.clear();
   }
 
   get size(): number {
-    let n = 0;
+    let n = this.everything.size;
     for (const set of this.byEndpoint.values()) n += set.size;
     return n;
   }
@@ -88,6 +103,15 @@ export class ChangeHub {
     return {
       subscribe: (endpointId, listener) => {
         const off = this.subscribers.add(endpointId, listener);
+        const unsubscribe = () => {
+          mine.delete(unsubscribe);
+          off();
+        };
+        mine.add(unsubscribe);
+        return unsubscribe;
+      },
+      subscribeAll: (listener) => {
+        const off = this.subscribers.addAll(listener);
         const unsubscribe = () => {
           mine.delete(unsubscribe);
           off();

@@ -44,7 +44,48 @@ export interface EndpointEvent {
   readonly recordJson: string;
   /** Parsed on first use (a replay never parses). */
   readonly record: EndpointRecord;
+  /** The pending message's number as of this version (`state.seq`), or null when the endpoint was idle. */
+  readonly messageNumber: number | null;
 }
+
+/**
+ * One entry of the service-wide change log: the `position`-th committed change of any endpoint, in
+ * commit order (positions ascend in the order the writes committed, on every instance). `event` is
+ * the endpoint's event of that version, or undefined when the endpoint's own log no longer keeps it
+ * (it has had `maxEvents` newer changes since, or was deleted): the reader missed that change.
+ */
+export interface ChangeEntry {
+  position: number;
+  endpointId: string;
+  version: number;
+  event: EndpointEvent | undefined;
+}
+
+/** One read of the change log (changesSince). */
+export interface ChangeRead {
+  /** Entries after the position asked for, ascending. */
+  entries: ChangeEntry[];
+  /**
+   * True when changes after the position asked for are no longer kept (past the change window), or
+   * the position was never issued (above the newest): the reader missed changes and starts over
+   * from `newest`.
+   */
+  missed: boolean;
+  /** The newest committed position when read (0 before the first change). */
+  newest: number;
+}
+
+/**
+ * How far back the service-wide change log reaches: at least the newest `maxChanges` changes, none
+ * older than `maxAgeMs`. The periodic sweep (pruneEvents) deletes what is past either; the newest
+ * entry is always kept, so the newest position is never forgotten.
+ */
+export interface ChangeLogWindow {
+  maxChanges: number;
+  maxAgeMs: number;
+}
+
+export const DEFAULT_CHANGE_WINDOW: ChangeLogWindow = { maxChanges: 100_000, maxAgeMs: 10 * 60_000 };
 
 /**
  * How much of each endpoint's event log is kept for replay: the newest `maxEvents` events, none
@@ -169,7 +210,16 @@ export interface EndpointStore {
    * adapters size the events before reading them, so a read never loads the records it leaves out.
    */
   eventsSince(id: string, afterVersion: number, limit: number, maxBytes?: number): Promise<EndpointEvent[]>;
-  /** Deletes events older than the window's age from every endpoint's log; returns how many. */
+  /**
+   * Up to `limit` entries of the service-wide change log after `afterPosition`, ascending, with their
+   * events; with `maxBytes`, as eventsSince (the first entry whatever its size, then only while the
+   * records together fit). Entries past the change window are never returned.
+   */
+  changesSince(afterPosition: number, limit: number, maxBytes?: number): Promise<ChangeRead>;
+  /**
+   * Deletes events older than the window's age from every endpoint's log, and change-log entries past
+   * the change window; returns how many rows.
+   */
   pruneEvents(): Promise<number>;
   /**
    * Notifications of committed writes, token rotations and deletions, from every process this store
@@ -237,4 +287,18 @@ export interface ImportOutcome {
   unchanged: number;
   /** IDs that exist with another token digest, record, message state or version, ascending. */
   conflicts: string[];
+}
+
+/**
+ * Whether a reader at `after` missed changes (ChangeRead.missed): the position was never issued, or
+ * the entries right after it are no longer kept. `firstKept` (the oldest entry within the window) is
+ * asked only when the entries read do not start right after `after`. On PostgreSQL a position can be
+ * skipped (a transaction that failed after taking it), so a hole right after `after` while everything
+ * before it was pruned may be reported as missed: the reader then starts over, losing nothing.
+ */
+export function missedChanges(after: number, entries: readonly ChangeEntry[], newest: number, firstKept: () => number | undefined): boolean {
+  if (after > newest) return true;
+  if (after === newest || entries[0]?.position === after + 1) return false;
+  const first = firstKept();
+  return first === undefined || first > after + 1;
 }

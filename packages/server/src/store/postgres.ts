@@ -32,7 +32,12 @@ import type { EndpointRecord, Platform } from '../domain/record.ts';
 import type { ChangeFeed } from './changeFeed.ts';
 import { CHANGES_CHANNEL, PostgresChangeFeed } from './postgresChangeFeed.ts';
 import {
+  DEFAULT_CHANGE_WINDOW,
   DEFAULT_EVENT_WINDOW,
+  type ChangeEntry,
+  type ChangeLogWindow,
+  type ChangeRead,
+  missedChanges,
   type Decision,
   type Delivery,
   type EndpointEvent,
@@ -68,6 +73,8 @@ export interface PostgresStoreOptions {
   clock?: () => number;
   /** Replay window of the event log (default: the last 100 events, none older than 10 minutes). */
   eventWindow?: Partial<EventLogWindow>;
+  /** Window of the service-wide change log (default: the newest 100,000 changes, none older than 10 minutes). */
+  changeWindow?: Partial<ChangeLogWindow>;
 }
 
 /** One SQL file of `migrations/postgres/`, applied at most once per database. */
@@ -205,7 +212,7 @@ const SQL = {
             WHERE $14::boolean
             ON CONFLICT DO NOTHING
           ), logged AS (
-            INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT $1, version, $2, $6::bigint FROM written
+            INSERT INTO endpoint_events (endpoint_id, version, record, created_at, message_number) SELECT $1, version, $2, $6::bigint, $5::bigint FROM written
           ), pruned AS (
             DELETE FROM endpoint_events WHERE endpoint_id = $1 AND version <= (SELECT version FROM written) - $7::bigint
           ), queued AS (
@@ -254,8 +261,30 @@ const SQL = {
                   WINDOW w AS (ORDER BY version ROWS UNBOUNDED PRECEDING)
                   ORDER BY version LIMIT $4
                 )
-                SELECT s.version, s.bytes, e.record FROM sized s JOIN endpoint_events e ON e.endpoint_id = $1 AND e.version = s.version
+                SELECT s.version, s.bytes, e.record, e.message_number FROM sized s JOIN endpoint_events e ON e.endpoint_id = $1 AND e.version = s.version
                 WHERE s.n = 1 OR s.upto <= $5::bigint ORDER BY s.version`,
+  // Entries of the change log after $1 within the age limit ($2), sized as eventsSince sizes events
+  // (NULL bytes: the endpoint's log no longer keeps that event), the records of those within $4
+  // bytes together (the first in any case) read.
+  changesSince: `WITH c AS (
+                   SELECT position, endpoint_id, version FROM change_log WHERE position > $1 AND created_at >= $2 ORDER BY position LIMIT $3
+                 ), sized AS (
+                   SELECT c.position, c.endpoint_id, c.version, octet_length(e.record) AS bytes,
+                          row_number() OVER w AS n, sum(coalesce(octet_length(e.record), 0)) OVER w AS upto
+                   FROM c LEFT JOIN endpoint_events e ON e.endpoint_id = c.endpoint_id AND e.version = c.version
+                   WINDOW w AS (ORDER BY c.position ROWS UNBOUNDED PRECEDING)
+                 )
+                 SELECT s.position, s.endpoint_id, s.version, s.bytes, e.record, e.message_number, (SELECT max(position) FROM change_log) AS newest
+                 FROM sized s LEFT JOIN endpoint_events e ON e.endpoint_id = s.endpoint_id AND e.version = s.version
+                 WHERE s.n = 1 OR s.upto <= $4::bigint ORDER BY s.position`,
+  newestChange: 'SELECT coalesce(max(position), 0) AS n FROM change_log',
+  // Entries are in commit order, so those past the age limit are a prefix.
+  firstChange: 'SELECT position AS n FROM change_log WHERE created_at >= $1 ORDER BY position LIMIT 1',
+  // A batch of the oldest entries at a time; the newest entry always stays.
+  pruneChanges: `DELETE FROM change_log WHERE position IN (
+                   SELECT position FROM (SELECT position, created_at FROM change_log ORDER BY position LIMIT $3) x
+                   WHERE position < (SELECT max(position) FROM change_log)
+                     AND (created_at < $1 OR position <= (SELECT max(position) FROM change_log) - $2))`,
   // The periodic sweep, a batch at a time. SKIP LOCKED: it never waits for a writer (which holds its
   // endpoint's row lock and may be pruning the same events), so it cannot deadlock with one.
   pruneEvents: `DELETE FROM endpoint_events WHERE (endpoint_id, version) IN (
@@ -276,6 +305,7 @@ export class PostgresEndpointStore implements EndpointStore {
   private readonly options: PostgresStoreOptions;
   private readonly clock: () => number;
   private readonly window: EventLogWindow;
+  private readonly changeWindow: ChangeLogWindow;
   /** The reads and writes of each event-loop turn, sent together. */
   private readonly batches: TurnBatches;
   private closed = false;
@@ -297,6 +327,7 @@ export class PostgresEndpointStore implements EndpointStore {
     this.options = options;
     this.clock = options.clock ?? Date.now;
     this.window = { ...DEFAULT_EVENT_WINDOW, ...options.eventWindow };
+    this.changeWindow = { ...DEFAULT_CHANGE_WINDOW, ...options.changeWindow };
     const statementTimeout = options.statementTimeoutMs ?? 5000;
     const connectTimeout = options.connectionTimeoutMs ?? 2000;
     // pg-pool applies one connectionTimeoutMillis both to connecting and to queueing for a busy
@@ -557,11 +588,36 @@ export class PostgresEndpointStore implements EndpointStore {
     return rows.map((row) => new LoggedEvent(row));
   }
 
+  async changesSince(afterPosition: number, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Promise<ChangeRead> {
+    const since = this.clock() - this.changeWindow.maxAgeMs;
+    type Row = { position: number; endpoint_id: string; version: number; bytes: number | null; record: string | null; message_number: number | null; newest: number };
+    const { rows } = await this.pool.query<Row>(statement('changesSince', [afterPosition, since, limit, maxBytes]));
+    const entries: ChangeEntry[] = rows.map((r) => ({
+      position: r.position,
+      endpointId: r.endpoint_id,
+      version: r.version,
+      event: r.record === null ? undefined : new LoggedEvent({ version: r.version, bytes: r.bytes!, record: r.record, message_number: r.message_number }),
+    }));
+    const newest = rows[0]?.newest ?? (await this.pool.query<{ n: number }>(statement('newestChange', []))).rows[0]!.n;
+    let first: number | undefined;
+    if (!(afterPosition > newest || afterPosition === newest || entries[0]?.position === afterPosition + 1)) {
+      first = (await this.pool.query<{ n: number }>(statement('firstChange', [since]))).rows[0]?.n;
+    }
+    return { entries, newest, missed: missedChanges(afterPosition, entries, newest, () => first) };
+  }
+
   async pruneEvents(): Promise<number> {
-    const before = this.clock() - this.window.maxAgeMs;
+    const now = this.clock();
+    const before = now - this.window.maxAgeMs;
     let total = 0;
     for (let batch = 0; batch < PRUNE_MAX_BATCHES; batch++) {
       const deleted = (await this.pool.query(statement('pruneEvents', [before, PRUNE_BATCH]))).rowCount ?? 0;
+      total += deleted;
+      if (deleted < PRUNE_BATCH) break;
+    }
+    const changesBefore = now - this.changeWindow.maxAgeMs;
+    for (let batch = 0; batch < PRUNE_MAX_BATCHES; batch++) {
+      const deleted = (await this.pool.query(statement('pruneChanges', [changesBefore, this.changeWindow.maxChanges, PRUNE_BATCH]))).rowCount ?? 0;
       total += deleted;
       if (deleted < PRUNE_BATCH) break;
     }

@@ -65,6 +65,10 @@ export class PostgresChangeFeed implements ChangeFeed {
     return this.subscribers.add(endpointId, listener);
   }
 
+  subscribeAll(listener: (endpointId: string | undefined, version: number | undefined) => void): () => void {
+    return this.subscribers.addAll(listener);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);

@@ -33,7 +33,7 @@ const SQL = {
             DELETE FROM outbox o USING written w
             WHERE o.endpoint_id = w.id AND (w.pending_seq IS NULL OR o.message_seq <> w.pending_seq)
           ), logged AS (
-            INSERT INTO endpoint_events (endpoint_id, version, record, created_at) SELECT id, version, record, $8::bigint FROM written
+            INSERT INTO endpoint_events (endpoint_id, version, record, created_at, message_number) SELECT id, version, record, $8::bigint, pending_seq FROM written
           ), pruned AS (
             DELETE FROM endpoint_events ev USING written w WHERE ev.endpoint_id = w.id AND ev.version <= w.version - $9::bigint
           ), queued AS (

@@ -60,12 +60,14 @@ export interface EventRow {
   /** The record's length in UTF-8 bytes. */
   bytes: number;
   record: string | Uint8Array;
+  message_number: number | null;
 }
 
 /** An event of the log; the record's other forms are made on first use only. */
 export class LoggedEvent implements EndpointEvent {
   readonly version: number;
   readonly recordJsonBytes: number;
+  readonly messageNumber: number | null;
   private text: string | undefined;
   private utf8: Uint8Array | undefined;
   private parsed: EndpointRecord | undefined = undefined;
@@ -73,6 +75,7 @@ export class LoggedEvent implements EndpointEvent {
   constructor(row: EventRow) {
     this.version = row.version;
     this.recordJsonBytes = row.bytes;
+    this.messageNumber = row.message_number;
     if (typeof row.record === 'string') this.text = row.record;
     else this.utf8 = row.record;
   }
@@ -89,6 +92,9 @@ export class LoggedEvent implements EndpointEvent {
     return (this.parsed ??= JSON.parse(this.recordJson) as EndpointRecord);
   }
 }
+
+/** The message number an event of this state carries: the pending message's, null when idle. */
+export const messageNumberOf = (state: MessageState): number | null => (state.pendingSince === null ? null : state.seq);
 
 export function toStored(row: EndpointRow | undefined): StoredEndpoint | undefined {
   return row ? new StoredRow(row) : undefined;

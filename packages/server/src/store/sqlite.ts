@@ -7,11 +7,15 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { RowCache } from './rowCache.ts';
-import { type EndpointRow, LoggedEvent, type OutboxRow, StoredRow, claimLanes, toDelivery, toStored } from './rows.ts';
+import { type EndpointRow, LoggedEvent, type OutboxRow, StoredRow, claimLanes, messageNumberOf, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
 import { ChangeHub, type ChangeFeed } from './changeFeed.ts';
 import {
+  DEFAULT_CHANGE_WINDOW,
   DEFAULT_EVENT_WINDOW,
+  type ChangeEntry,
+  type ChangeLogWindow,
+  type ChangeRead,
   type Decision,
   type Delivery,
   type EndpointEvent,
@@ -22,6 +26,7 @@ import {
   type StoredEndpoint,
   type EndpointSnapshot,
   type ImportOutcome,
+  missedChanges,
   SNAPSHOT_PAGE_ROWS,
 } from './port.ts';
 import { type SnapshotRow, batchesOf, toSnapshot } from './snapshotRows.ts';
@@ -112,6 +117,20 @@ export const MIGRATIONS = [
    ) STRICT, WITHOUT ROWID;
    CREATE INDEX channel_index_endpoint ON channel_index (endpoint_id);
    ${indexRecordsOf('endpoints')}`,
+  // Each event carries the pending message's number as of its version, and the service-wide change
+  // log lists every event in commit order. A change's position is its event's ID: SQLite commits one
+  // writer at a time (BEGIN IMMEDIATE, across processes too) and AUTOINCREMENT assigns IDs in that
+  // order, rolled back with the transaction, so positions are consecutive and in commit order. The
+  // change log is its own table because an endpoint's events beyond its window are deleted with each
+  // write: the entry stays, so a reader learns it missed that endpoint's change. Positions start here
+  // (no backfill).
+  `ALTER TABLE event_log ADD COLUMN message_number INTEGER;
+   CREATE TABLE change_log (
+     position INTEGER PRIMARY KEY,
+     endpoint_id TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     created_at INTEGER NOT NULL
+   ) STRICT;`,
 ];
 
 export interface SqliteStoreOptions {
@@ -119,6 +138,8 @@ export interface SqliteStoreOptions {
   clock?: () => number;
   /** Replay window of the event log (default: the last 100 events, none older than 10 minutes). */
   eventWindow?: Partial<EventLogWindow>;
+  /** Window of the service-wide change log (default: the newest 100,000 changes, none older than 10 minutes). */
+  changeWindow?: Partial<ChangeLogWindow>;
   /** Committed rows kept in memory for reads (default 10,000; 0 turns the cache off). */
   cachedRows?: number;
   /**
@@ -209,7 +230,12 @@ type StatementName =
   | 'unindex'
   | 'index'
   | 'lookup'
-  | 'dropDeliveryTo';
+  | 'dropDeliveryTo'
+  | 'logChange'
+  | 'changeSizes'
+  | 'newestChange'
+  | 'firstChange'
+  | 'pruneChanges';
 
 
 /** SQLITE_BUSY: another connection holds the lock this statement needs (past busy_timeout). */
@@ -227,6 +253,7 @@ export class SqliteEndpointStore implements EndpointStore {
   private readonly tx: Record<TransactionStatement, StatementSync>;
   private readonly clock: () => number;
   private readonly window: EventLogWindow;
+  private readonly changeWindow: ChangeLogWindow;
   private readonly hub = new ChangeHub();
   /** Updates waiting for the next group commit. */
   private readonly queued: QueuedUpdate[] = [];
@@ -242,6 +269,7 @@ export class SqliteEndpointStore implements EndpointStore {
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.clock = options.clock ?? Date.now;
     this.window = { ...DEFAULT_EVENT_WINDOW, ...options.eventWindow };
+    this.changeWindow = { ...DEFAULT_CHANGE_WINDOW, ...options.changeWindow };
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new DatabaseSync(path);
     this.lockWaitMs = options.lockWaitMs ?? 5000;
@@ -291,7 +319,25 @@ export class SqliteEndpointStore implements EndpointStore {
       countPending: q('SELECT count(*) AS n FROM endpoints WHERE pending_since IS NOT NULL'),
       expired: q('SELECT id FROM endpoints WHERE pending_since IS NOT NULL AND pending_since < ? ORDER BY pending_since LIMIT ?'),
       eventIds: q('SELECT event_ids FROM endpoints WHERE id = ?'),
-      logEvent: q('INSERT INTO event_log (endpoint_id, version, record, created_at) VALUES (?, ?, ?, ?)'),
+      logEvent: q('INSERT INTO event_log (endpoint_id, version, record, created_at, message_number) VALUES (?, ?, ?, ?, ?)'),
+      logChange: q('INSERT INTO change_log (position, endpoint_id, version, created_at) VALUES (?, ?, ?, ?)'),
+      // Entries after ?1 within the age limit, with their events' sizes (octet_length, as eventSizes:
+      // no record is loaded here); NULL bytes: the endpoint's log no longer keeps that event.
+      changeSizes: q(
+        `SELECT c.position, c.endpoint_id, c.version, octet_length(e.record) AS bytes
+         FROM change_log c LEFT JOIN event_log e ON e.id = c.position AND e.endpoint_id = c.endpoint_id
+         WHERE c.position > ?1 AND c.created_at >= ?2 ORDER BY c.position LIMIT ?3`,
+      ),
+      newestChange: q('SELECT coalesce(max(position), 0) AS n FROM change_log'),
+      // The oldest entry within the age limit: entries are in commit order, so those past it are a prefix.
+      firstChange: q('SELECT position AS n FROM change_log WHERE created_at >= ? ORDER BY position LIMIT 1'),
+      // As pruneEvents, a batch of the oldest entries at a time; the newest entry always stays.
+      pruneChanges: q(
+        `DELETE FROM change_log WHERE position IN (
+           SELECT position FROM (SELECT position, created_at FROM change_log ORDER BY position LIMIT ?3)
+           WHERE position < (SELECT max(position) FROM change_log)
+             AND (created_at < ?1 OR position <= (SELECT max(position) FROM change_log) - ?2))`,
+      ),
       // By ID and endpoint: the ID comes from the endpoint's own list.
       dropEvent: q('DELETE FROM event_log WHERE id = ? AND endpoint_id = ?'),
       dropEndpointEvents: q(
@@ -308,7 +354,7 @@ export class SqliteEndpointStore implements EndpointStore {
          WHERE e.endpoint_id = ?2 AND e.version > ?3 ORDER BY e.version LIMIT ?4`,
       ),
       // As bytes: a replay writes them as they are, and no string of a large record enters the JS heap.
-      eventRecord: q('SELECT CAST(record AS BLOB) AS record, created_at FROM event_log WHERE id = ? AND endpoint_id = ?'),
+      eventRecord: q('SELECT CAST(record AS BLOB) AS record, created_at, message_number FROM event_log WHERE id = ? AND endpoint_id = ?'),
       // The log is in commit order, so the events past the age limit are a prefix of it: each batch
       // looks at the oldest rows only (never the whole table), and a row stamped later than its
       // successors (a clock step back) only holds the sweep up until it ages itself.
@@ -370,9 +416,11 @@ export class SqliteEndpointStore implements EndpointStore {
    * returns the endpoint's new list, for the row's write in the same transaction. `listed`: the row's
    * list when this process knows it (a row it committed), else it is read from the row.
    */
-  private logEvent(id: string, version: number, json: string, listed: EventList | undefined): EventList {
+  private logEvent(id: string, version: number, json: string, messageNumber: number | null, listed: EventList | undefined): EventList {
     const before = listed ?? this.listedEvents(id);
-    const added = Number(this.stmts.logEvent.run(id, version, json, this.clock()).lastInsertRowid);
+    const now = this.clock();
+    const added = Number(this.stmts.logEvent.run(id, version, json, now, messageNumber).lastInsertRowid);
+    this.stmts.logChange.run(added, id, version, now);
     let text = before.count === 0 ? `[${added}]` : `${before.text.slice(0, -1)},${added}]`;
     let count = before.count + 1;
     for (; count > this.window.maxEvents; count--) {
@@ -410,7 +458,7 @@ export class SqliteEndpointStore implements EndpointStore {
     const json = write.recordJson ?? JSON.stringify(record);
     this.cache.evict(id); // until the commit: reads later in this transaction see the new row
     const version = current.version + 1;
-    const events = this.logEvent(id, version, json, current instanceof CommittedRow ? current.events : undefined);
+    const events = this.logEvent(id, version, json, messageNumberOf(state), current instanceof CommittedRow ? current.events : undefined);
     // `current` was read in this transaction, so the row is there at that version; if not, the throw
     // undoes the logged event with the rest of this update (runBatch's or transaction's rollback).
     if (this.stmts.write.run(json, state.seq, state.pendingSince, events.text, id, current.version).changes !== 1) {
@@ -664,25 +712,52 @@ export class SqliteEndpointStore implements EndpointStore {
     let total = 0;
     for (const { id: eventId, version, bytes } of sized) {
       if (events.length > 0 && total + bytes > maxBytes) break;
-      const found = this.stmts.eventRecord.get(eventId, id) as { record: Uint8Array; created_at: number } | undefined;
+      const found = this.stmts.eventRecord.get(eventId, id) as { record: Uint8Array; created_at: number; message_number: number | null } | undefined;
       if (!found) break; // swept by another process since it was sized: the events after it wait for the next read
       // Past the age limit: never returned. Such events are the oldest, so they come first.
       if (found.created_at < since) continue;
-      events.push(new LoggedEvent({ version, bytes, record: found.record }));
+      events.push(new LoggedEvent({ version, bytes, record: found.record, message_number: found.message_number }));
       total += bytes;
     }
     return events;
   }
 
+  /** Sized first, then the records read one by one, as eventsSince. */
+  async changesSince(afterPosition: number, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Promise<ChangeRead> {
+    const since = this.clock() - this.changeWindow.maxAgeMs;
+    const sized = this.stmts.changeSizes.all(afterPosition, since, limit) as unknown as { position: number; endpoint_id: string; version: number; bytes: number | null }[];
+    const entries: ChangeEntry[] = [];
+    let total = 0;
+    for (const { position, endpoint_id: endpointId, version, bytes } of sized) {
+      if (entries.length > 0 && total + (bytes ?? 0) > maxBytes) break;
+      const found =
+        bytes === null
+          ? undefined
+          : (this.stmts.eventRecord.get(position, endpointId) as { record: Uint8Array; message_number: number | null } | undefined);
+      const event = found && new LoggedEvent({ version, bytes: bytes!, record: found.record, message_number: found.message_number });
+      entries.push({ position, endpointId, version, event });
+      total += bytes ?? 0;
+    }
+    const newest = (this.stmts.newestChange.get() as { n: number }).n;
+    return { entries, newest, missed: missedChanges(afterPosition, entries, newest, () => (this.stmts.firstChange.get(since) as { n: number } | undefined)?.n) };
+  }
+
   /** In batches, yielding between them: node:sqlite blocks the event loop while a statement runs. */
   async pruneEvents(): Promise<number> {
-    const before = this.clock() - this.window.maxAgeMs;
+    const now = this.clock();
+    const before = now - this.window.maxAgeMs;
+    const changesBefore = now - this.changeWindow.maxAgeMs;
     let total = 0;
-    while (this.db.isOpen) {
-      const deleted = Number(this.stmts.pruneEvents.run(before, PRUNE_BATCH).changes);
-      total += deleted;
-      if (deleted < PRUNE_BATCH) break;
-      await new Promise((resolve) => setImmediate(resolve));
+    for (const [prune, args] of [
+      [this.stmts.pruneEvents, [before, PRUNE_BATCH]],
+      [this.stmts.pruneChanges, [changesBefore, this.changeWindow.maxChanges, PRUNE_BATCH]],
+    ] as const) {
+      while (this.db.isOpen) {
+        const deleted = Number(prune.run(...args).changes);
+        total += deleted;
+        if (deleted < PRUNE_BATCH) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
     return total;
   }

@@ -47,8 +47,8 @@ describe('formatEvent', () => {
   it('when a record holds line breaks, then the event still has exactly one data line', () => {
     const record = initialRecord();
     record.config.blacklist = ['line\nbreak', 'carriage\rreturn', 'both\r\n', 'sep\u2028'];
-    const lines = formatEvent(3, 'record', JSON.stringify(record)).toString().split(/\r\n|\r|\n/);
-    expect(lines).toEqual(['id: 3', 'event: record', `data: ${JSON.stringify(record)}`, '', '']);
+    const lines = formatEvent(3, 'record', JSON.stringify(record), 7).toString().split(/\r\n|\r|\n/);
+    expect(lines).toEqual(['id: 3', 'event: record', 'messageNumber: 7', `data: ${JSON.stringify(record)}`, '', '']);
   });
 });
 
@@ -68,6 +68,7 @@ describe('openEventStream', () => {
     const inner = await store.openChangeFeed();
     let subscriptions = 0;
     const feed: ChangeFeed = {
+      subscribeAll: (listener) => inner.subscribeAll(listener),
       subscribe(id, listener) {
         subscriptions++;
         const off = inner.subscribe(id, listener);

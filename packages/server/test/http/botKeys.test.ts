@@ -235,3 +235,37 @@ describe('bot keys on lookup and removal', () => {
     expect(wrong.status).toBe(401);
   });
 });
+
+describe('a bot key on the stream of all changes', () => {
+  it('when a bot follows GET /events with its key, then it sees a change of any endpoint with its message number; rotating the key ends the stream', async () => {
+    const bot = await newBot('chat_c');
+    const { id, token } = await h.endpoint();
+    const stream = await fetch(`${h.server.url}/events`, { headers: { ...bearer(bot.key), accept: 'text/event-stream' } });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let body = '';
+    /** Reads until `text` has arrived; the stream's own events pace the test, no clock. */
+    const until = async (text: string | RegExp) => {
+      while (typeof text === 'string' ? !body.includes(text) : !text.test(body)) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        body += value;
+      }
+    };
+    await until('event: reset'); // placed at the newest position
+    expect((await raw(`${h.server.url}/update/${id}?token=${token}&blacklist=from-the-token`, { method: 'POST' })).status).toBe(200);
+    await until(new RegExp(`"endpoint":"${id}".*\\n\\n`));
+    await h.client.rotateBotKey(bot.id);
+    await until('a text the stream never sends'); // returns when the server ends the stream
+    const change = body.split('\n\n').find((block) => block.includes('event: change') && block.includes(`"endpoint":"${id}"`));
+    expect(change).toBeDefined();
+    const data = JSON.parse(/^data: (.*)$/m.exec(change!)![1]!) as { endpoint: string; messageNumber: number | null; record: { config: { blacklist: string[] } } };
+    expect(data).toMatchObject({ endpoint: id, messageNumber: null });
+    expect(data.record.config.blacklist).toEqual(['from-the-token']);
+  });
+
+  it('when GET /events has a wrong key, then 401', async () => {
+    const response = await raw(`${h.server.url}/events`, { headers: bearer('cbk_not-a-key-of-this-service') });
+    expect(response.status).toBe(401);
+  });
+});

@@ -23,6 +23,7 @@ interface Block {
   id?: number;
   event?: string;
   record?: EndpointRecord;
+  messageNumber?: number | null;
   comment?: string;
   retry?: number;
 }
@@ -37,6 +38,7 @@ function parseBlock(text: string): Block {
     else if (field === 'id') block.id = Number(value);
     else if (field === 'event') block.event = value;
     else if (field === 'data') block.record = JSON.parse(value) as EndpointRecord;
+    else if (field === 'messageNumber') block.messageNumber = JSON.parse(value) as number | null;
     else if (field === 'retry') block.retry = Number(value);
     else throw new Error(`unexpected line ${JSON.stringify(line)}`);
   }
@@ -138,8 +140,8 @@ describe('streamEndpointEvents', () => {
     expect(await stream.next()).toEqual({ text: 'retry: 2000', retry: 2000 });
     const first = await stream.next();
     expect(first).toMatchObject({ id: 0, event: 'record', record: await h.client.getEndpoint(id, token) });
-    // Exactly three lines: id, event, and the record JSON on one line.
-    expect(first!.text.split('\n')).toEqual(['id: 0', 'event: record', `data: ${JSON.stringify(first!.record)}`]);
+    // Exactly four lines: id, event, the message number (none pending), and the record JSON on one line.
+    expect(first!.text.split('\n')).toEqual(['id: 0', 'event: record', 'messageNumber: null', `data: ${JSON.stringify(first!.record)}`]);
   });
 
   it('when updates and markRead commit, then one event per change, ids increasing by one, each the committed record', async () => {
@@ -151,10 +153,15 @@ describe('streamEndpointEvents', () => {
       await h.client.updateEndpoint(id, token, { sender: 'chat_c', sender_channel: 'c-0000-chan', message_content: 'hi & bye', trigger: true }),
       await h.client.markRead(id, token, 'chat_a'), // the last reader: the message finishes, back to idle
     ];
+    const events = [];
     for (const [i, record] of committed.entries()) {
-      expect(await stream.next()).toMatchObject({ id: i + 1, event: 'record', record });
+      const event = await stream.next();
+      expect(event).toMatchObject({ id: i + 1, event: 'record', record });
+      events.push(event);
     }
     expect(committed[2]!.meta.trigger).toBe(false);
+    // Each event carries the message number as getEndpoint's header gives it: only while pending.
+    expect(events.map((e) => e!.messageNumber)).toEqual([null, 1, null]);
   });
 
   it('when the stream is asked with HEAD, then its headers are answered and the connection ends', async () => {

@@ -2,13 +2,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type EndpointRecord, type Platform, initialRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
-import type { EndpointSnapshot, EndpointStore, EventLogWindow } from '../../src/store/port.ts';
+import type { ChangeLogWindow, EndpointSnapshot, EndpointStore, EventLogWindow } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
 
 /** What the event-log cases need to control in a fresh store. */
 export interface ContractStoreOptions {
   clock?: () => number;
   eventWindow?: Partial<EventLogWindow>;
+  changeWindow?: Partial<ChangeLogWindow>;
 }
 
 /** Collects change notices of one endpoint and waits for them (PostgreSQL delivers them asynchronously). */
@@ -516,6 +517,127 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           await store.delete('ep-1');
           // Both tell the current version: nothing new to read, but the token must be checked again.
           expect(await notices.count(3)).toEqual([1, 1, 1]);
+        } finally {
+          await feed.close();
+        }
+      });
+    });
+
+    describe('change log (the stream of all changes)', () => {
+      const change = (id: string, word: string, pendingSince: number | null = null) =>
+        store.update(id, (cur) => ({
+          write: { record: withWord(cur!.record, word), state: { seq: cur!.state.seq + (pendingSince === null ? 0 : 1), pendingSince } },
+          result: undefined,
+        }));
+      const seen = async (after: number, limit = 1000, maxBytes?: number) =>
+        (await store.changesSince(after, limit, maxBytes)).entries.map((e) => `${e.endpointId}@${e.version}`);
+
+      it('when writes of several endpoints commit, then the change log lists each once, in commit order, with its event', async () => {
+        expect(await store.changesSince(0, 10)).toEqual({ entries: [], missed: false, newest: 0 });
+        for (const id of ['ep-1', 'ep-2']) await store.create(id, hashToken('t'), initialRecord());
+        await change('ep-1', 'a');
+        await change('ep-2', 'b', 5000);
+        await change('ep-1', 'c');
+        const read = await store.changesSince(0, 10);
+        expect(read.missed).toBe(false);
+        expect(read.entries.map((e) => `${e.endpointId}@${e.version}`)).toEqual(['ep-1@1', 'ep-2@1', 'ep-1@2']);
+        const positions = read.entries.map((e) => e.position);
+        expect(positions).toEqual([...positions].sort((a, b) => a - b));
+        expect(read.newest).toBe(positions[2]);
+        expect(read.entries.map((e) => e.event?.record.config.blacklist)).toEqual([['a'], ['b'], ['a', 'c']]);
+        // The pending message's number travels with its event; null while idle.
+        expect(read.entries.map((e) => e.event?.messageNumber)).toEqual([null, 1, null]);
+        expect((await store.eventsSince('ep-2', 0, 10)).map((e) => e.messageNumber)).toEqual([1]);
+        // Resuming after a position: what followed it, nothing before.
+        expect(await seen(positions[0]!)).toEqual(['ep-2@1', 'ep-1@2']);
+        expect(await seen(positions[0]!, 1)).toEqual(['ep-2@1']);
+        expect(await store.changesSince(positions[2]!, 10)).toEqual({ entries: [], missed: false, newest: positions[2] });
+      });
+
+      it('when a read is bounded in bytes, then it returns the entries whose records fit together, the first whatever its size', async () => {
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        for (const word of ['a', 'b'.repeat(500), 'c']) await change('ep-1', word);
+        const all = (await store.changesSince(0, 10)).entries;
+        const [b1, b2] = all.map((e) => e.event!.recordJsonBytes) as [number, number];
+        expect(await seen(0, 10, b1 + b2)).toEqual(['ep-1@1', 'ep-1@2']);
+        expect(await seen(0, 10, b1 + b2 - 1)).toEqual(['ep-1@1']);
+        expect(await seen(0, 10, 1)).toEqual(['ep-1@1']);
+        expect(Buffer.from(all[1]!.event!.recordJsonUtf8).toString()).toBe(all[1]!.event!.recordJson);
+      });
+
+      it("when an endpoint's own log no longer keeps an event, then its entry says so, without an event", async () => {
+        await store.close();
+        store = await open({ eventWindow: { maxEvents: 2 } });
+        for (const id of ['ep-1', 'ep-2']) await store.create(id, hashToken('t'), initialRecord());
+        for (const word of ['a', 'b', 'c']) await change('ep-1', word);
+        await change('ep-2', 'x');
+        await store.delete('ep-2');
+        const entries = (await store.changesSince(0, 10)).entries;
+        expect(entries.map((e) => [`${e.endpointId}@${e.version}`, e.event?.version])).toEqual([
+          ['ep-1@1', undefined], // beyond ep-1's window of 2 events
+          ['ep-1@2', 2],
+          ['ep-1@3', 3],
+          ['ep-2@1', undefined], // ep-2 was deleted
+        ]);
+      });
+
+      it('when entries pass the change window, then a reader behind it is told it missed changes, and the sweep deletes them', async () => {
+        let now = 1_000_000;
+        await store.close();
+        store = await open({ clock: () => now, changeWindow: { maxChanges: 3, maxAgeMs: 1000 } });
+        await store.create('ep-1', hashToken('t'), initialRecord());
+        for (const word of ['a', 'b', 'c', 'd', 'e']) await change('ep-1', word);
+        const positions = (await store.changesSince(0, 10)).entries.map((e) => e.position);
+        expect(positions).toHaveLength(5);
+        expect(await store.pruneEvents()).toBe(2); // beyond the newest 3
+        expect(await seen(0)).toEqual(['ep-1@3', 'ep-1@4', 'ep-1@5']);
+        expect((await store.changesSince(0, 10)).missed).toBe(true);
+        expect((await store.changesSince(positions[1]!, 10)).missed).toBe(false); // the next one is still kept
+        expect((await store.changesSince(positions[4]! + 1, 10)).missed).toBe(true); // never issued
+        now += 1500; // all past the age limit: hidden at once, and swept but for the newest
+        expect(await store.changesSince(positions[2]!, 10)).toEqual({ entries: [], missed: true, newest: positions[4] });
+        expect(await store.changesSince(positions[4]!, 10)).toEqual({ entries: [], missed: false, newest: positions[4] });
+        expect(await store.pruneEvents()).toBe(2);
+        await change('ep-1', 'f');
+        expect(await seen(positions[4]!)).toEqual(['ep-1@6']);
+      });
+
+      it('when hundreds of writes of several endpoints run at once, then positions ascend, each change is listed once, and each endpoint in version order', async () => {
+        const ids = ['ep-1', 'ep-2', 'ep-3', 'ep-4'];
+        for (const id of ids) await store.create(id, hashToken('t'), initialRecord());
+        // Read while writing: a reader must never see a position before a smaller one commits.
+        const got: string[] = [];
+        let after = 0;
+        const readOnce = async () => {
+          const { entries, missed } = await store.changesSince(after, 1000);
+          expect(missed).toBe(false);
+          for (const e of entries) got.push(`${e.endpointId}@${e.version}`);
+          after = entries.at(-1)?.position ?? after;
+        };
+        const writes = Promise.all(Array.from({ length: 200 }, (_, i) => change(ids[i % 4]!, `w${i}`)));
+        while (got.length < 200) {
+          await readOnce();
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+        await writes;
+        await readOnce();
+        expect(new Set(got).size).toBe(200);
+        for (const id of ids) {
+          expect(got.filter((g) => g.startsWith(`${id}@`))).toEqual(Array.from({ length: 50 }, (_, i) => `${id}@${i + 1}`));
+        }
+      });
+
+      it('when a write commits, then the feed tells the subscribers of every endpoint', async () => {
+        const feed = await store.openChangeFeed();
+        try {
+          await store.create('ep-1', hashToken('t'), initialRecord());
+          const heard: string[] = [];
+          const off = feed.subscribeAll((id, version) => id !== undefined && heard.push(`${id}@${version}`));
+          await change('ep-1', 'a');
+          const deadline = Date.now() + 5000;
+          while (heard.length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+          expect(heard).toEqual(['ep-1@1']);
+          off();
         } finally {
           await feed.close();
         }

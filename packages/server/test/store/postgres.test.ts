@@ -64,7 +64,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
   /** A store on empty tables (the tables of the one scratch database are truncated). */
   const fresh = async (options: Partial<PostgresStoreOptions> = {}) => {
-    await admin.query('TRUNCATE channel_index, endpoint_events, outbox, endpoints, bots RESTART IDENTITY');
+    await admin.query('TRUNCATE channel_index, endpoint_events, outbox, endpoints, bots, change_log RESTART IDENTITY');
     return PostgresEndpointStore.open({ connectionString: db.url, ...options });
   };
 
@@ -76,6 +76,33 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
   };
 
   describeStoreContract('postgres', (options) => fresh(options));
+
+  describe('change log order', () => {
+    it('when a write that began first commits after a later one, then a reader past the later one still gets the earlier one next', async () => {
+      const store = await fresh();
+      const inFlight = new pg.Client({ connectionString: db!.url });
+      await inFlight.connect();
+      try {
+        for (const id of ['ep-1', 'ep-2']) await store.create(id, hashToken('t'), initialRecord());
+        // A write of ep-1 in flight: its event is inserted, its transaction not yet committed.
+        await inFlight.query('BEGIN');
+        await inFlight.query(`UPDATE endpoints SET version = 1 WHERE id = 'ep-1'`);
+        await inFlight.query(`INSERT INTO endpoint_events (endpoint_id, version, record, created_at) VALUES ('ep-1', 1, $1, $2)`, [JSON.stringify(initialRecord()), Date.now()]);
+        // A write of ep-2 begins later and commits first.
+        await store.update('ep-2', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+        const first = await store.changesSince(0, 10);
+        expect(first.entries.map((e) => `${e.endpointId}@${e.version}`)).toEqual(['ep-2@1']);
+        await inFlight.query('COMMIT');
+        // The reader goes on after the last position it got: ep-1's change comes after it, not before.
+        const next = await store.changesSince(first.entries[0]!.position, 10);
+        expect(next.entries.map((e) => `${e.endpointId}@${e.version}`)).toEqual(['ep-1@1']);
+        expect(next.missed).toBe(false);
+      } finally {
+        await inFlight.end();
+        await store.close();
+      }
+    });
+  });
 
   describe('migrations', () => {
     it('when a database is opened twice, then the migrations run once and the data stays', async () => {

@@ -1,0 +1,164 @@
+// One stream of all changes: the text/event-stream response of streamAllEvents. As the per-endpoint
+// stream (session.ts), everything it sends comes from the store (the change log, read after the
+// last position sent) and the change feed only says when to look; here the reads are shared by the
+// instance's streams (changeReader.ts). A stream writes an event only once its client has taken the
+// one before (beyond the socket's buffers), counts against the slow streams' budget while it waits,
+// and is ended when it has waited `stallMs`.
+import type { Request, Response } from 'express';
+import type { Logger } from '../logger.ts';
+import { formatReset } from './changeReader.ts';
+import { HEARTBEAT, type ResumePoint } from './session.ts';
+import type { SlowStream } from './slowStreams.ts';
+import type { EventStreams } from './streams.ts';
+import type { EndpointStore } from '../store/port.ts';
+
+export interface AllChangesStreamOptions {
+  store: EndpointStore;
+  streams: EventStreams;
+  /** The key the stream counts under for the per-credential limit (EventStreams.track). */
+  key: string;
+  /** The bot whose key opened the stream, if one did: rotating or deleting that key ends it. */
+  bot?: string | undefined;
+  /** Whether the credential the stream was opened with still opens it; checked at every heartbeat. */
+  stillAllowed: () => Promise<boolean>;
+  resume: ResumePoint;
+  req: Request;
+  res: Response;
+  logger: Logger;
+}
+
+/** Starts the stream (the caller has authorised it) and returns at once. */
+export function openAllChangesStream(o: AllChangesStreamOptions): void {
+  const { streams, res } = o;
+  const { heartbeatMs, retryMs, stallMs } = streams.settings;
+  const reader = streams.allChanges(o.store);
+
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.setHeader('Connection', 'close'); // as session.ts: shutdown never waits on a stream's keep-alive
+  if (res.locals.head === true) {
+    res.end();
+    return;
+  }
+  res.flushHeaders();
+  res.write(`retry: ${retryMs}\n\n`);
+
+  let ended = false;
+  /** The position of the last event sent; undefined until the first (a fresh or unknown start). */
+  let last: number | undefined = o.resume.kind === 'after' ? o.resume.version : undefined;
+  let dirty = true;
+  let pumping = false;
+  let stalledSince: number | undefined;
+
+  const slow: SlowStream = {
+    held: () => res.writableLength,
+    evict: () => {
+      (o.req.log ?? o.logger).warn(
+        { stream: 'all', heldBytes: res.writableLength, budgetBytes: streams.slow.maxBytes },
+        'event stream ended: the slow streams held more than their budget; its client resumes with Last-Event-ID',
+      );
+      res.destroy();
+      end();
+    },
+  };
+
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearInterval(heartbeat);
+    unsubscribe();
+    untrack();
+    streams.slow.resumed(slow);
+    if (!res.writableEnded) res.end();
+  };
+
+  const drained = () =>
+    !res.writableNeedDrain || ended
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          stalledSince = Date.now();
+          const done = () => {
+            stalledSince = undefined;
+            streams.slow.resumed(slow);
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+          streams.slow.waiting(slow); // may end this stream (and others) at once
+        });
+
+  /** One read from `last`: writes what it returned; true when more may follow at once. */
+  const look = async (): Promise<boolean> => {
+    if (last === undefined) {
+      // A fresh start (or an ID that is no position): a reset at the newest position says so.
+      const { newest } = await reader.read(Number.MAX_SAFE_INTEGER);
+      if (ended) return false;
+      res.write(formatReset(newest, null));
+      last = newest;
+      return true;
+    }
+    const batch = await reader.read(last);
+    if (ended) return false;
+    if (batch.missed) {
+      res.write(formatReset(batch.newest, null));
+      last = batch.newest;
+      return true;
+    }
+    for (const change of batch.changes) {
+      res.write(change.bytes);
+      last = change.position;
+      if (res.writableNeedDrain) {
+        await drained();
+        if (ended) return false;
+      }
+    }
+    return last < batch.newest;
+  };
+
+  const pump = async () => {
+    if (pumping || ended) return;
+    pumping = true;
+    try {
+      while (dirty && !ended) {
+        dirty = false;
+        if (await look()) dirty = true;
+        await drained();
+      }
+    } catch (err) {
+      (o.req.log ?? o.logger).warn({ err, stream: 'all' }, 'event stream ended: the store failed');
+      end();
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const wake = () => {
+    dirty = true;
+    void pump();
+  };
+
+  const unsubscribe = streams.feed.subscribeAll(wake);
+  const untrack = streams.track(end, o.key, o.bot);
+  const heartbeat = setInterval(() => {
+    if (stalledSince !== undefined) {
+      if (Date.now() - stalledSince >= stallMs) {
+        res.destroy();
+        end();
+        return;
+      }
+    } else {
+      res.write(HEARTBEAT);
+    }
+    o.stillAllowed().then(
+      (allowed) => (allowed ? wake() : end()),
+      () => wake(),
+    );
+  }, heartbeatMs);
+  res.on('close', end);
+  if (streams.closed || res.destroyed || !res.socket || res.socket.destroyed) end();
+  else void pump();
+}
