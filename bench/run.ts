@@ -1,11 +1,12 @@
 // `pnpm bench`: chatbridge's HTTP benchmark. The server runs as its own process, started as
 // `pnpm start` starts it (compiled, its node flags, production settings); autocannon loads it from a
-// fresh child process per measurement (bench/load-child.ts), 50 connections.
+// fresh child process per measurement (bench/load-child.ts), 50 connections. Latency scenarios: lib/latency.ts.
 //
-//   pnpm bench                  full run (~3-5 min): 10 s per scenario after a 3 s warm-up, the
-//                               baseline as long beside each scenario
-//   pnpm bench --quick          under a minute: 3 s after 1 s, 10,000 endpoints in the large store,
-//                               the baseline 1 s beside each scenario; figures are indicative only
+//   pnpm bench                  full run (~5-6 min): 10 s per request scenario after a 3 s warm-up, the
+//                               baseline as long beside each; latency scenarios 30 s (7) and 20 s (8-10)
+//   pnpm bench --quick          about a minute: 3 s after 1 s, 10,000 endpoints in the large store, the
+//                               baseline 1 s beside each, latency scenarios at a tenth of the endpoints
+//                               and a fifth of the rate; figures are indicative only
 //   pnpm bench --only=1,2       a subset (numbers or keys); the baseline runs beside them when 1 is in it
 //   pnpm bench --cpu-prof=get-sqlite   those scenarios' servers run under --cpu-prof (bench/results/profiles)
 //   options: --duration S --warmup S --baseline-duration S --connections N --large N
