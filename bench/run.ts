@@ -1,38 +1,46 @@
 // `pnpm bench`: chatbridge's HTTP benchmark. The server runs as its own process, started as
 // `pnpm start` starts it (compiled, its node flags, production settings); autocannon loads it from a
-// fresh child process per measurement (bench/load-child.ts), 50 connections.
+// fresh child process per measurement (bench/load-child.ts), 50 connections. Latency scenarios: lib/latency.ts.
 //
-//   pnpm bench                  full run (~3-5 min): 10 s per scenario after a 3 s warm-up, the
-//                               baseline as long beside each scenario
-//   pnpm bench --quick          under a minute: 3 s after 1 s, 10,000 endpoints in the large store,
-//                               the baseline 1 s beside each scenario; figures are indicative only
+//   pnpm bench                  full run (~5-6 min): 10 s per request scenario after a 3 s warm-up, the
+//                               baseline as long beside each; latency scenarios 30 s (7) and 20 s (8-10)
+//   pnpm bench --quick          about a minute: 3 s after 1 s, 10,000 endpoints in the large store, the
+//                               baseline 1 s beside each, latency scenarios at a tenth of the endpoints
+//                               and a fifth of the rate; figures are indicative only
 //   pnpm bench --only=1,2       a subset (numbers or keys); the baseline runs beside them when 1 is in it
 //   pnpm bench --cpu-prof=get-sqlite   those scenarios' servers run under --cpu-prof (bench/results/profiles)
 //   options: --duration S --warmup S --baseline-duration S --connections N --large N
+//            --latency-duration S (each latency scenario's window; quick: 3 s)
 //
 // Scenarios (SCENARIOS below, in run order):
 //   1 baseline          bare node:http (bench/baseline-server.ts) answering with a real record's bytes
-//   7 floor             Express + express-openapi-validator alone (bench/floor-server.ts), validating the
-//                       requests of 2 and answering with the record's bytes: the stack's ceiling
 //   2 get-sqlite        GET /{id}?token=..., 1,000 endpoints on SQLite, requests rotating over all of them
 //   6 get-sqlite-large  as 2 with 100,000 endpoints stored; requests rotate over 5,000 of them
 //   3 update-sqlite     POST /update/{id}, three overwrites that always change the record (checked after)
 //   4 get-postgres      2 and 3 with CHATBRIDGE_STORE=postgres; skipped when DATABASE_URL is not set
 //   5 update-postgres
+//   7 latency-streams   update → event: 5,000 endpoints × 2 streams (GET /events/{endpoint}), 1,000 triggers/s
+//   8 latency-bot       4 bot streams (GET /events) over 10,000 endpoints, 1,000 triggers/s
+//   9 latency-cross     two instances on PostgreSQL: triggers to one, 10,000 streams on the other
+//  10 latency-webhooks  update → webhook request: selfuse endpoints with two webhooks, 500 triggers/s
+//   PostgreSQL scenarios run on a scratch database created in DATABASE_URL's server and dropped after.
 //
 // The machine's speed drifts within a run, so the baseline's server stays up (idle in between) and is
 // measured right before every other scenario and once after the last: a scenario's ratio is over the
 // mean of the two baseline runs beside it, and row 1 is the median of all its runs.
 //
 // Output: a table, the targets (informational), bench/results/<timestamp>.json, and for a full run of
-// every scenario bench/results/latest.json and latest.svg. The exit code is 1 only when a scenario
+// every scenario bench/results/latest.json. The exit code is 1 only when a scenario
 // failed or a request errored or was answered non-2xx.
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { LATENCY_SERVER_ENV, type LatencyFigures, type LatencySpec, latencyVerdict, runLatency } from './lib/latency.ts';
 import { type LoadFigures, pathsOf } from './lib/load.ts';
 import { LoadChild } from './lib/loadChild.ts';
 import {
@@ -52,8 +60,7 @@ import {
   waitUntilServing,
 } from './lib/procs.ts';
 import { UPDATED_CONTENT } from './lib/record.ts';
-import { buildServer, median, PRODUCTION_SERVER_ENV, serverCommandOf } from './lib/server.ts';
-import { barChart } from './lib/svg.ts';
+import { buildServer, PRODUCTION_SERVER_ENV, serverCommandOf } from './lib/server.ts';
 import { checkTargets } from './lib/targets.ts';
 import type { SeedOutput } from './seed.ts';
 
@@ -69,12 +76,13 @@ interface Scenario {
   n: number;
   key: string;
   title: string;
-  server: 'baseline' | 'floor' | 'chatbridge';
+  server: 'baseline' | 'chatbridge';
   store: Store;
   op: 'get' | 'update';
   /** Connections (default --connections, 50) and a fixed total request rate (default: as fast as answered). */
   connections?: number;
   ratePerSec?: number;
+  latency?: LatencySpec;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -96,6 +104,7 @@ const { values: argv } = (() => {
         'baseline-duration': { type: 'string' },
         connections: { type: 'string' },
         large: { type: 'string' },
+        'latency-duration': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -108,6 +117,7 @@ if (argv.help) {
   process.exit(0);
 }
 const mode = argv.quick ? 'quick' : 'full';
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 const num = (v: string | undefined, fallback: number, what: string, zero = false) => {
   const n = v === undefined ? fallback : Number(v);
   if (!Number.isFinite(n) || n < 0 || (n === 0 && !zero)) usage(`--${what} must be a positive number${zero ? ' or 0' : ''}`);
@@ -125,22 +135,25 @@ const settings = {
   largeEndpoints: num(argv.large, argv.quick ? 10_000 : 100_000, 'large'),
   largeSampled: argv.quick ? 2_000 : 5_000,
 };
+/** A latency scenario (its warm-up: 3 s, quick 1 s); quick: a tenth of the endpoints, a fifth of the rate, 3 s. */
+const latency = (kind: LatencySpec['kind'], endpoints: number, fanOut: number, ratePerSec: number, p99Ms: number, fullS = 20): LatencySpec => ({
+  ...{ kind, fanOut, p99Ms, endpoints: argv.quick ? endpoints / 10 : endpoints, ratePerSec: argv.quick ? ratePerSec / 5 : ratePerSec },
+  ...{ durationS: num(argv['latency-duration'], argv.quick ? 3 : fullS, 'latency-duration'), warmupS: argv.quick ? 1 : 3 },
+  ...(kind === 'streams' || kind === 'bot' ? { rssMB: 400 } : {}),
+});
+const L = { server: 'chatbridge', op: 'get' } as const;
 
 const SCENARIOS: Scenario[] = [
   { n: 1, key: 'baseline', title: 'baseline: bare node:http', server: 'baseline', store: 'small', op: 'get' },
-  { n: 7, key: 'floor', title: 'floor: Express + validator, same bytes', server: 'floor', store: 'small', op: 'get' },
   { n: 2, key: 'get-sqlite', title: 'getEndpoint, SQLite', server: 'chatbridge', store: 'small', op: 'get' },
-  {
-    n: 6,
-    key: 'get-sqlite-large',
-    title: `getEndpoint, SQLite, ${settings.largeEndpoints.toLocaleString('en-US')} endpoints`,
-    server: 'chatbridge',
-    store: 'large',
-    op: 'get',
-  },
+  { n: 6, key: 'get-sqlite-large', title: `getEndpoint, SQLite, ${fmtInt(settings.largeEndpoints)} endpoints`, server: 'chatbridge', store: 'large', op: 'get' },
   { n: 3, key: 'update-sqlite', title: 'updateEndpoint, SQLite', server: 'chatbridge', store: 'small', op: 'update' },
   { n: 4, key: 'get-postgres', title: 'getEndpoint, PostgreSQL', server: 'chatbridge', store: 'postgres', op: 'get' },
   { n: 5, key: 'update-postgres', title: 'updateEndpoint, PostgreSQL', server: 'chatbridge', store: 'postgres', op: 'update' },
+  { n: 7, key: 'latency-streams', title: 'update → event, endpoint streams, SQLite', store: 'small', ...L, latency: latency('streams', 5_000, 2, 1_000, 50, 30) },
+  { n: 8, key: 'latency-bot', title: 'update → event, 4 bot streams, SQLite', store: 'small', ...L, latency: latency('bot', 10_000, 4, 1_000, 50) },
+  { n: 9, key: 'latency-cross', title: 'update → event, other instance, PostgreSQL', store: 'postgres', ...L, latency: latency('cross', 5_000, 2, 1_000, 100) },
+  { n: 10, key: 'latency-webhooks', title: 'update → webhook request, SQLite', store: 'small', ...L, latency: latency('webhooks', 5_000, 2, 500, 100) },
 ];
 const BASELINE = SCENARIOS[0]!;
 
@@ -149,7 +162,7 @@ function pick(list: string | undefined): Set<string> | undefined {
   return new Set(
     list.split(',').filter(Boolean).map((item) => {
       const s = SCENARIOS.find((d) => String(d.n) === item.trim() || d.key === item.trim());
-      return s ? s.key : usage(`unknown scenario "${item}"; use 1-7 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
+      return s ? s.key : usage(`unknown scenario "${item}"; use 1-10 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
     }),
   );
 }
@@ -164,7 +177,6 @@ const complete = chosen.length === SCENARIOS.length && profiled.size === 0;
 
 const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
 const log = (line: string) => console.log(line);
-const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** A child's environment: ours without any chatbridge setting, plus `extra`. */
 function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -192,28 +204,27 @@ interface Target {
   profile?: string;
 }
 
-async function startTarget(s: Scenario, data: Dataset, recordFile: string): Promise<Target> {
+/**
+ * Starts the scenario's server (profiled when asked). A latency scenario's server runs exactly as `pnpm start` runs
+ * it, without the bench's V8 flags: their 160 MB heap is sized for requests, not for 10,000 open streams.
+ */
+async function startTarget(s: Scenario, storeEnv: Record<string, string>, recordFile: string, profile = profiled.has(s.key)): Promise<Target> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const profile = profiled.has(s.key) ? `${s.key}-${stamp}.cpuprofile` : undefined;
-  if (profile) mkdirSync(PROFILES, { recursive: true });
-  const profFlags = profile ? ['--cpu-prof', '--cpu-prof-dir', PROFILES, '--cpu-prof-name', profile] : [];
+  const name = profile ? `${s.key}-${stamp}.cpuprofile` : undefined;
+  if (name) mkdirSync(PROFILES, { recursive: true });
+  const profFlags = name ? ['--cpu-prof', '--cpu-prof-dir', PROFILES, '--cpu-prof-name', name] : [];
   const proc =
     s.server === 'chatbridge'
-      ? spawnTracked('chatbridge server', [...SERVER.flags, ...profFlags, SERVER.main], childEnv({ ...PRODUCTION_SERVER_ENV, PORT: String(port), ...data.storeEnv }), ROOT)
-      : spawnTracked(
-          `${s.server} server`,
-          [...(s.server === 'floor' ? SERVER.flags : []), ...profFlags, `bench/${s.server}-server.ts`, recordFile],
-          childEnv({ PORT: String(port), HOST: '127.0.0.1' }),
-          ROOT,
-        );
+      ? spawnTracked('chatbridge server', [...(s.latency ? [] : SERVER.flags), ...profFlags, SERVER.main], childEnv({ ...PRODUCTION_SERVER_ENV, PORT: String(port), ...storeEnv }), ROOT)
+      : spawnTracked('baseline server', [...profFlags, 'bench/baseline-server.ts', recordFile], childEnv({ PORT: String(port), HOST: '127.0.0.1' }), ROOT);
   try {
     await waitUntilServing(`${origin}${s.server === 'baseline' ? '/' : '/-/ready'}`, proc, 30_000);
   } catch (err) {
     await stopChild(proc, 2_000);
     throw err;
   }
-  return { proc, origin, ...(profile && { profile: relative(ROOT, join(PROFILES, profile)) }) };
+  return { proc, origin, ...(name && { profile: relative(ROOT, join(PROFILES, name)) }) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,6 +248,8 @@ interface Result {
   /** The baseline req/s the ratio is over. */
   baselineRps?: number;
   profile?: string;
+  latency?: LatencyFigures;
+  verdict?: { pass: boolean; text: string };
   notes: string[];
 }
 
@@ -314,7 +327,7 @@ async function runScenario(s: Scenario, data: Dataset, recordFile: string): Prom
   const { endpoints, recordJson } = data.seed;
   let t: Target | undefined;
   try {
-    t = await startTarget(s, data, recordFile);
+    t = await startTarget(s, data.storeEnv, recordFile);
     await precheck(s, t.origin, endpoints, recordJson, result.notes);
     Object.assign(result, await measure(s, t, endpoints, settings.warmupS, settings.durationS));
     const problem = s.op === 'update' ? await verifyWrites(t.origin, endpoints) : undefined;
@@ -346,7 +359,7 @@ class Baseline {
     this.runs.push({ ...(before && { before }), result });
     log(`Running 1 baseline${before ? ` before ${before}` : ', after the last scenario'}...`);
     try {
-      this.target ??= startTarget(BASELINE, this.data, this.recordFile);
+      this.target ??= startTarget(BASELINE, this.data.storeEnv, this.recordFile);
       const t = await this.target;
       const warmupS = first ? Math.max(settings.warmupS, settings.baselineWarmupS) : settings.baselineWarmupS;
       Object.assign(result, await measure(BASELINE, t, this.data.seed.endpoints, warmupS, settings.baselineDurationS));
@@ -355,70 +368,70 @@ class Baseline {
     }
   }
 
-  /** Stops the server and sums the runs up as scenario 1: medians of req/s, latencies and CPU; totals of errors. */
+  /** Stops the server and sums the runs up as scenario 1: the run of median req/s, with the errors of all runs. */
   async finish(): Promise<Result> {
     const result = resultOf(BASELINE, `${BASELINE.title}, median of ${this.runs.length}`);
     const t = await this.target?.catch(() => undefined);
     if (t) await stopTarget(t, result);
     const done = this.runs.map((r) => r.result).filter((r) => r.figures);
     const failure = this.runs.find((r) => r.result.status === 'failed')?.result.reason;
-    if (failure !== undefined) Object.assign(result, { status: 'failed', reason: failure });
     if (done.length === 0) return { ...result, status: 'failed', reason: failure ?? 'the baseline did not run' };
-    const med = (pick: (r: Result) => number | undefined) => {
-      const values = done.map(pick).filter((v): v is number => v !== undefined);
-      return values.length ? median(values) : undefined;
-    };
-    const sum = (pick: (f: LoadFigures) => number) => done.reduce((a, r) => a + pick(r.figures!), 0);
-    result.figures = {
-      requestsPerSec: med((r) => r.figures!.requestsPerSec)!,
-      requests: sum((f) => f.requests),
-      p50Ms: med((r) => r.figures!.p50Ms)!,
-      p99Ms: med((r) => r.figures!.p99Ms)!,
-      maxMs: Math.max(...done.map((r) => r.figures!.maxMs)),
-      errors: sum((f) => f.errors),
-      non2xx: sum((f) => f.non2xx),
-      statusCodes: done.reduce<Record<string, number>>((all, r) => {
-        for (const [code, n] of Object.entries(r.figures!.statusCodes)) all[code] = (all[code] ?? 0) + n;
-        return all;
-      }, {}),
-      errorSamples: [...new Set(done.flatMap((r) => r.figures!.errorSamples))].slice(0, 5),
-    };
-    result.warmupProblems = done.reduce((a, r) => a + (r.warmupProblems ?? 0), 0);
-    const rss = Math.max(...done.map((r) => r.peakRssMB ?? NaN));
-    if (Number.isFinite(rss)) result.peakRssMB = rss;
-    const cpu = med((r) => r.cpuUsPerRequest);
-    if (cpu !== undefined) result.cpuUsPerRequest = cpu;
-    const other = med((r) => r.otherCpuPct);
-    if (other !== undefined) result.otherCpuPct = other;
-    return result;
+    const mid = done.sort((a, b) => a.figures!.requestsPerSec - b.figures!.requestsPerSec)[(done.length - 1) >> 1]!;
+    const f = { ...mid.figures!, errors: 0, non2xx: 0, requests: 0 };
+    for (const r of done) [f.errors, f.non2xx, f.requests] = [f.errors + r.figures!.errors, f.non2xx + r.figures!.non2xx, f.requests + r.figures!.requests];
+    const warmupProblems = done.reduce((a, r) => a + (r.warmupProblems ?? 0), 0);
+    return { ...mid, ...result, ...(failure !== undefined && { status: 'failed', reason: failure }), figures: f, warmupProblems, notes: result.notes };
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Main
 
-async function preparePostgres(dir: string): Promise<{ data?: Dataset; reason?: string; cleanup: () => Promise<void> }> {
-  const none = async () => {};
-  if (!process.env.DATABASE_URL) return { reason: 'DATABASE_URL is not set', cleanup: none };
-  const storeEnv: Record<string, string> = { CHATBRIDGE_STORE: 'postgres' };
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && (k === 'DATABASE_URL' || k.startsWith('CHATBRIDGE_POSTGRES_') || k.startsWith('CHATBRIDGE_PG_'))) storeEnv[k] = v;
-  // A shared database: this run's endpoints carry a prefix of their own and are deleted afterwards.
-  const prefix = `bench-${Date.now().toString(36)}${process.pid.toString(36)}-`;
-  const removeRows = async () => {
-    const r = await runNode('seeder (clean-up)', ['bench/seed.ts', '--delete-prefix', prefix], childEnv(storeEnv), ROOT, 5 * 60_000);
-    if (r.code !== 0) console.error(`  could not delete the PostgreSQL rows with prefix ${prefix}:\n${r.output}`);
+/** A scratch database on DATABASE_URL's server for this run's PostgreSQL scenarios, dropped afterwards (even on Ctrl-C). */
+async function scratchDatabase(): Promise<{ storeEnv: Record<string, string>; drop: () => Promise<void> }> {
+  const sql = async (statement: string) => {
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await client.connect();
+    await client.query(statement).finally(() => client.end());
   };
-  const unregister = onInterrupt(removeRows);
-  const cleanup = async () => {
-    unregister();
-    await removeRows();
-  };
+  const name = `chatbridge_bench_${stamp.replace(/\W/g, '_').toLowerCase()}_${process.pid}`;
+  await sql(`CREATE DATABASE ${name}`);
+  const url = new URL(process.env.DATABASE_URL!);
+  url.pathname = `/${name}`;
+  const drop = () => sql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((err: Error) => console.error(`  could not drop the database ${name}: ${err.message}`));
+  const unregister = onInterrupt(drop);
+  return { storeEnv: { CHATBRIDGE_STORE: 'postgres', DATABASE_URL: url.href }, drop: () => (unregister(), drop()) };
+}
+
+/** A latency scenario: its own store (a fresh SQLite file, or its own IDs in the scratch database) and servers. */
+async function runLatencyScenario(s: Scenario, storeEnv: Record<string, string>, dir: string): Promise<Result> {
+  const result = resultOf(s);
+  const spec = s.latency!;
+  const targets: Target[] = [];
+  log(`  server settings: ${Object.entries(LATENCY_SERVER_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}${spec.kind === 'webhooks' ? ' CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true' : ''}; open files: ${execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim()}`);
   try {
-    const n = String(settings.smallEndpoints);
-    return { data: await seed('postgres', storeEnv, ['--count', n, '--sample', n, '--prefix', prefix], dir), cleanup };
+    const figures = await runLatency(
+      spec,
+      {
+        root: ROOT,
+        env: childEnv(),
+        adminToken: randomBytes(24).toString('base64url'),
+        seed: async (args) => (await seed(s.key, storeEnv, [...args, '--prefix', `${s.key}-`], dir)).seed.endpoints,
+        servers: async (count, env) => {
+          for (let i = 0; i < count; i++) targets.push(await startTarget(s, { ...storeEnv, ...env }, '', i === count - 1 && profiled.has(s.key)));
+          return targets;
+        },
+      },
+      log,
+    );
+    if (typeof figures === 'string') Object.assign(result, { status: 'skipped', reason: figures });
+    else Object.assign(result, { latency: figures, verdict: latencyVerdict(spec, figures) });
   } catch (err) {
-    return { reason: `failed: ${err instanceof Error ? err.message : String(err)}`, cleanup };
+    Object.assign(result, { status: 'failed', reason: err instanceof Error ? err.message : String(err) });
+  } finally {
+    for (const t of targets) await stopTarget(t, result);
   }
+  return result;
 }
 
 async function main(): Promise<number> {
@@ -432,7 +445,7 @@ async function main(): Promise<number> {
   const dir = makeTempDir('chatbridge-bench-');
   const results: Result[] = [];
   let baseline: Baseline | undefined;
-  let pgCleanup = async () => {};
+  let dropDatabase = async () => {};
   try {
     buildServer(ROOT);
     log('Seeding...');
@@ -440,23 +453,30 @@ async function main(): Promise<number> {
     const data: Partial<Record<Store, Dataset>> = {};
     const sqlite = (name: string) => ({ CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: join(dir, `${name}.sqlite`) });
     data.small = await seed('small', sqlite('small'), ['--count', n, '--sample', n], dir);
+    if (chosen.some((s) => s.store === 'large')) {
+      data.large = await seed('large', sqlite('large'), ['--count', String(settings.largeEndpoints), '--sample', String(settings.largeSampled)], dir);
+    }
     const recordFile = join(dir, 'record.json');
     writeFileSync(recordFile, data.small.seed.recordJson);
-    if (chosen.some((s) => s.store === 'large')) {
-      data.large = await seed('large', sqlite('large'), ['--count', String(settings.largeEndpoints), '--sample', String(settings.largeSampled), '--bulk'], dir);
-    }
     if (chosen.some((s) => s.store === 'postgres')) {
-      const pg = await preparePostgres(dir);
-      pgCleanup = pg.cleanup;
-      if (pg.data) data.postgres = pg.data;
-      for (const s of chosen.filter((d) => d.store === 'postgres' && !pg.data)) {
-        results.push({ ...resultOf(s), status: pg.reason?.startsWith('failed') ? 'failed' : 'skipped', reason: `postgres store: ${pg.reason}` });
+      if (!process.env.DATABASE_URL) {
+        for (const s of chosen.filter((d) => d.store === 'postgres')) results.push({ ...resultOf(s), status: 'skipped', reason: 'postgres store: DATABASE_URL is not set' });
+      } else {
+        const scratch = await scratchDatabase();
+        dropDatabase = scratch.drop;
+        if (chosen.some((s) => s.store === 'postgres' && !s.latency)) data.postgres = await seed('postgres', scratch.storeEnv, ['--count', n, '--sample', n], dir);
+        else data.postgres = { storeEnv: scratch.storeEnv, seed: data.small.seed };
       }
     }
     if (selected.has(BASELINE.key)) baseline = new Baseline(data.small, recordFile);
     for (const s of chosen) {
       const dataset = data[s.store];
       if (s === BASELINE || !dataset || isInterrupted()) continue;
+      if (s.latency) {
+        log(`Running ${s.n} ${s.title}...`);
+        results.push(await runLatencyScenario(s, s.store === 'postgres' ? dataset.storeEnv : sqlite(s.key), dir));
+        continue;
+      }
       await baseline?.run(s.key);
       log(`Running ${s.n} ${s.title}...`);
       results.push(await runScenario(s, dataset, recordFile));
@@ -464,7 +484,7 @@ async function main(): Promise<number> {
     if (!isInterrupted()) await baseline?.run(undefined);
   } finally {
     if (baseline) results.push(await baseline.finish());
-    await pgCleanup();
+    await dropDatabase();
     removeTempDir(dir);
   }
   if (isInterrupted()) return 130;
@@ -486,53 +506,64 @@ async function main(): Promise<number> {
   results.sort((a, b) => a.n - b.n);
   const targets = checkTargets(results);
 
-  log('');
-  const head =
-    ` #  ${'scenario'.padEnd(42)} ${'req/s'.padStart(8)} ${'x base'.padStart(6)} ${'base r/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ` +
-    `${'errors'.padStart(6)} ${'non-2xx'.padStart(7)} ${'peak RSS'.padStart(9)} ${'us/req'.padStart(6)} ${'other'.padStart(6)}`;
-  log(`${head}\n${'-'.repeat(head.length)}`);
+  /** A table row: the first cell padded to `first`, the others right-aligned to `w`. */
+  const cols = (first: number, w: number[], cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(first) : c.padStart(w[i - 1]!))).join(' ');
   const opt = (v: number | undefined, f: (v: number) => string) => (v === undefined ? '-' : f(v));
-  for (const r of results) {
-    const label = `${String(r.n).padStart(2)}  ${`${r.title}${r.profile ? ' (profiled)' : ''}`.padEnd(42)}`;
-    const f = r.figures;
-    if (!f) {
-      log(`${label} ${r.status}: ${r.reason ?? ''}`);
-      continue;
+  const label = (r: Result) => `${String(r.n).padStart(2)}  ${r.title}${r.profile ? ' (profiled)' : ''}`;
+  const isLatency = (r: Result) => SCENARIOS.some((s) => s.key === r.key && s.latency);
+  const requestResults = results.filter((r) => !isLatency(r));
+  if (requestResults.length > 0) {
+    const w = [8, 6, 8, 7, 7, 6, 7, 9, 6, 6];
+    const head = cols(46, w, [' #  scenario', 'req/s', 'x base', 'base r/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'peak RSS', 'us/req', 'other']);
+    log(`\n${head}\n${'-'.repeat(head.length)}`);
+    for (const r of requestResults) {
+      const f = r.figures;
+      if (!f) log(`${label(r).padEnd(46)} ${r.status}: ${r.reason ?? ''}`);
+      else {
+        const mb = opt(r.peakRssMB, (v) => `${v.toFixed(0)} MB`);
+        const [ratio, base, cpu, other] = [opt(r.ratio, (v) => v.toFixed(2)), opt(r.baselineRps, fmtInt), opt(r.cpuUsPerRequest, (v) => v.toFixed(0)), opt(r.otherCpuPct, (v) => `${v.toFixed(0)}%`)];
+        log(cols(46, w, [label(r), fmtInt(f.requestsPerSec), ratio, base, f.p50Ms.toFixed(2), f.p99Ms.toFixed(2), String(f.errors), String(f.non2xx), mb, cpu, other]));
+      }
     }
     log(
-      `${label} ${fmtInt(f.requestsPerSec).padStart(8)} ${opt(r.ratio, (v) => v.toFixed(2)).padStart(6)} ${opt(r.baselineRps, fmtInt).padStart(8)} ` +
-        `${f.p50Ms.toFixed(2).padStart(7)} ${f.p99Ms.toFixed(2).padStart(7)} ${String(f.errors).padStart(6)} ${String(f.non2xx).padStart(7)} ` +
-        `${opt(r.peakRssMB, (v) => `${v.toFixed(0)} MB`).padStart(9)} ${opt(r.cpuUsPerRequest, (v) => v.toFixed(0)).padStart(6)} ${opt(r.otherCpuPct, (v) => `${v.toFixed(0)}%`).padStart(6)}`,
+      '    x base: req/s over the mean of the baseline runs right before and after the scenario (base r/s); row 1: the median of its runs.\n' +
+        '    us/req: server CPU per request. other: CPU of every other process on the machine, % of one core (noise).',
     );
   }
-  log(
-    '    x base: req/s over the mean of the baseline runs right before and after the scenario (base r/s); row 1: the median of its runs.\n' +
-      '    us/req: server CPU per request. other: CPU of every other process on the machine, % of one core (noise).',
-  );
   if (runs.length > 0) log(`  baseline runs, req/s: ${runs.map((b) => (b.result.figures ? fmtInt(b.result.figures.requestsPerSec) : b.result.status)).join(' ')}`);
+  if (results.some(isLatency)) {
+    const w = [6, 8, 8, 7, 7, 7, 8, 5];
+    const head = cols(54, w, [' #  latency scenario', 'trig/s', 'expected', 'received', 'p50 ms', 'p99 ms', 'max ms', 'peak RSS', 'CPU']);
+    log(`\n${head}\n${'-'.repeat(head.length)}`);
+    for (const r of results.filter(isLatency)) {
+      const f = r.latency;
+      if (!f) log(`${label(r).padEnd(54)} ${r.status}: ${r.reason ?? ''}`);
+      else {
+        const [mb, cpu] = [opt(f.peakRssMB, (v) => `${v.toFixed(0)} MB`), opt(f.cpuPct, (v) => `${v.toFixed(0)}%`)];
+        log(cols(54, w, [label(r), fmtInt(f.triggersPerSec), fmtInt(f.expected), fmtInt(f.received), f.p50Ms.toFixed(1), f.p99Ms.toFixed(1), f.maxMs.toFixed(0), mb, cpu]));
+        const keys = `${f.closed ? `, ${f.closed} streams ended by the server` : ''}${f.keys === undefined ? '' : `, ${fmtInt(f.keys)} delivery keys, ${f.duplicated} received twice or more`}`;
+        log(`      ${fmtInt(f.triggers)} triggers (answers ${JSON.stringify(f.triggerStatuses)})${keys}; targets: ${r.verdict!.text}`);
+      }
+    }
+    log('    latency: trigger sent → event (webhook request) received, one machine clock. CPU: the server(s), % of one core over the window.');
+  }
   let bad = false;
   for (const r of results) {
     for (const note of r.notes) log(`  note ${r.n}: ${note}`);
-    const problems = (r.figures ? r.figures.errors + r.figures.non2xx : 0) + (r.warmupProblems ?? 0);
+    const problems = (r.figures ? r.figures.errors + r.figures.non2xx : 0) + (r.warmupProblems ?? 0) + (r.latency ? r.latency.triggers - (r.latency.triggerStatuses['200'] ?? 0) : 0);
     if (r.status === 'failed' || problems > 0) {
       bad = true;
       log(`\n!!! scenario ${r.n} (${r.key}) ${r.status === 'failed' ? `FAILED: ${r.reason}` : ''}`);
-      if (problems > 0) log(`    ${problems} errors or non-2xx answers; status codes ${JSON.stringify(r.figures?.statusCodes)}; ${r.figures?.errorSamples.join('; ')}`);
+      if (problems > 0) log(`    ${problems} errors or non-2xx answers; status codes ${JSON.stringify(r.figures?.statusCodes ?? r.latency?.triggerStatuses)}; ${r.figures?.errorSamples.join('; ') ?? ''}`);
     }
   }
   if (profiled.size > 0) log('\nTargets not checked: servers ran under --cpu-prof. Open the profiles in Chrome DevTools.');
-  else {
+  else if (requestResults.length > 0) {
     log(`\nTargets (informational${mode === 'quick' ? '; a quick run is indicative only' : ''}):`);
     for (const c of targets) log(`  ${c.status.padEnd(4)}  ${c.description.padEnd(46)} ${c.target.padEnd(17)} ${c.actual}`);
   }
 
-  const git = (...args: string[]) => {
-    try {
-      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
-    } catch {
-      return undefined;
-    }
-  };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   const report = {
     schema: 2,
     mode,
@@ -554,21 +585,8 @@ async function main(): Promise<number> {
   const written = [relative(ROOT, file)];
   if (profiled.size === 0 && (complete || mode === 'quick')) {
     const latest = mode === 'quick' ? 'latest-quick' : 'latest';
-    const svg = barChart(
-      `chatbridge: requests/s per scenario (${mode} run)`,
-      `${settings.connections} connections, ${settings.durationS} s after ${settings.warmupS} s warm-up · Node ${process.version} · ${os.cpus().length} CPUs · ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-      'Bars: requests/s, higher is better. ×: ratio to the baseline measured right before and after each scenario (the req/s after "of").',
-      results.map((r) => ({
-        label: `${r.n} ${r.title}`,
-        ...(r.figures && { value: r.figures.requestsPerSec }),
-        ...(r.figures && r.ratio !== undefined && { note: `${r.ratio.toFixed(2)}× of ${fmtInt(r.baselineRps!)} · p99 ${r.figures.p99Ms.toFixed(1)} ms${opt(r.cpuUsPerRequest, (v) => ` · ${v.toFixed(0)} µs CPU/req`).replace(/^-$/, '')}` }),
-        ...(!r.figures && { missing: `${r.status}: ${r.reason ?? ''}`.slice(0, 90) }),
-        warn: r.status === 'failed' || (r.figures !== undefined && r.figures.errors + r.figures.non2xx > 0),
-      })),
-    );
     writeFileSync(join(RESULTS, `${latest}.json`), json);
-    writeFileSync(join(RESULTS, `${latest}.svg`), svg);
-    written.push(`bench/results/${latest}.json`, `bench/results/${latest}.svg`);
+    written.push(`bench/results/${latest}.json`);
   }
   log(`\nWrote ${written.join(', ')}`);
   log(`finished in ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)} s${bad ? ': FAILED SCENARIOS, ERRORS OR NON-2XX ANSWERS, see above' : ''}`);

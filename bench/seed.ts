@@ -1,19 +1,15 @@
 // Seeding child process: provisions benchmark endpoints on the store the environment configures
 // (the server's own configuration: CHATBRIDGE_STORE, CHATBRIDGE_SQLITE_PATH, DATABASE_URL...), through
-// the same port the server uses.
+// the store's own import (EndpointStore.importRows: one transaction, seconds for 100,000 endpoints).
 //
-//   node bench/seed.ts --count N --sample K --prefix P --out FILE [--bulk]
-//   node bench/seed.ts --delete-prefix P        (removes a run's endpoints from a shared database)
+//   node bench/seed.ts --count N --sample K --prefix P --out FILE [--webhooks ORIGIN | --no-relay]
 //
-// Every endpoint gets its own token and the record of bench/lib/record.ts, created with
-// EndpointStore.create (one committed transaction each); --bulk (SQLite only, for the large store)
-// lets the store create the file and its schema, then inserts rows of the same layout in batched
-// transactions. A sample is read back through the store either way, proving the rows are what the
-// server will see. On PostgreSQL the database is vacuumed and analysed afterwards, so that no run
-// measures the dead rows of the runs before it. The output file holds the record JSON and K (id,
-// token) pairs spread over the whole ID range, in a shuffled order.
+// Every endpoint gets its own token and the record of bench/lib/record.ts (--no-relay: selfuse off, so
+// that a trigger queues no webhook delivery; --webhooks: its two webhooks at ORIGIN/a and ORIGIN/b). A
+// sample is read back through the store, proving the rows are what the server will see. On PostgreSQL
+// the database is analysed afterwards. The output file holds the record JSON and K (id, token) pairs
+// spread over the whole ID range, in a shuffled order.
 import { writeFileSync } from 'node:fs';
-import { DatabaseSync } from 'node:sqlite';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../packages/server/src/config.ts';
@@ -28,16 +24,14 @@ export interface SeedOutput {
   endpoints: { id: string; token: string }[];
 }
 
-const BULK_BATCH = 5_000;
-
 const { values: opts } = parseArgs({
   options: {
     count: { type: 'string', default: '100' },
     sample: { type: 'string', default: '100' },
     prefix: { type: 'string', default: 'bench-' },
     out: { type: 'string' },
-    bulk: { type: 'boolean', default: false },
-    'delete-prefix': { type: 'string' },
+    webhooks: { type: 'string' },
+    'no-relay': { type: 'boolean', default: false },
   },
 });
 
@@ -59,91 +53,48 @@ function shuffle<T>(items: T[]): T[] {
 
 const idOf = (prefix: string, i: number) => `${prefix}${String(i).padStart(6, '0')}`;
 
-async function vacuum(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query('VACUUM (ANALYZE)');
-  } finally {
-    await client.end();
-  }
-}
-
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const store = await openStore(config.store); // creates the file or schema (migrations)
-  const databaseUrl = config.store.kind === 'postgres' ? process.env.DATABASE_URL : undefined;
-  const sqlitePath = config.store.kind === 'sqlite' ? config.store.sqlitePath : undefined;
-  const prefixToDelete = opts['delete-prefix'];
-  if (prefixToDelete) {
-    let deleted = 0;
-    try {
-      for (let ids = await store.listIds(prefixToDelete, 1000); ids.some((id) => id.startsWith(prefixToDelete)); ids = await store.listIds(prefixToDelete, 1000)) {
-        for (const id of ids) if (id.startsWith(prefixToDelete) && (await store.delete(id))) deleted++;
-      }
-    } finally {
-      await store.close();
-    }
-    console.log(`deleted ${deleted} endpoints`);
-    return;
-  }
-
   const count = Number(opts.count);
   const sampleSize = Math.min(count, Number(opts.sample));
   const prefix = opts.prefix!;
   if (!opts.out || !Number.isInteger(count) || count < 1 || !Number.isInteger(sampleSize) || sampleSize < 1) {
-    throw new Error('usage: seed.ts --count N --sample K --prefix P --out FILE [--bulk]');
+    throw new Error('usage: seed.ts --count N --sample K --prefix P --out FILE [--webhooks ORIGIN | --no-relay]');
   }
-  if (opts.bulk && sqlitePath === undefined) throw new Error('--bulk is for the SQLite store only');
-  const record = benchRecord();
+  const record = benchRecord(opts.webhooks ? { webhooks: opts.webhooks } : { selfuse: !opts['no-relay'] });
   const recordJson = JSON.stringify(record);
   const sampled = new Set<number>();
   for (let k = 0; k < sampleSize; k++) sampled.add(Math.floor((k * count) / sampleSize));
   const endpoints: SeedOutput['endpoints'] = [];
   const started = performance.now();
+  const store = await openStore(config.store); // creates the file or schema (migrations)
   try {
-    if (!opts.bulk) {
+    const rows = function* () {
       for (let i = 0; i < count; i++) {
-        const token = issueToken();
-        if (!(await store.create(idOf(prefix, i), hashToken(token), record))) throw new Error(`${idOf(prefix, i)} exists`);
-        if (sampled.has(i)) endpoints.push({ id: idOf(prefix, i), token });
+        const [id, token] = [idOf(prefix, i), issueToken()];
+        if (sampled.has(i)) endpoints.push({ id, token });
+        yield { id, tokenHash: hashToken(token), recordJson, state: { seq: 0, pendingSince: null }, version: 0, deliveries: [] };
       }
-    }
-  } finally {
-    await store.close();
-  }
-  if (opts.bulk) {
-    const db = new DatabaseSync(sqlitePath!);
-    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;');
-    const insert = db.prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)');
-    for (let from = 0; from < count; from += BULK_BATCH) {
-      db.exec('BEGIN IMMEDIATE');
-      for (let i = from; i < Math.min(count, from + BULK_BATCH); i++) {
-        const token = issueToken();
-        insert.run(idOf(prefix, i), hashToken(token), recordJson);
-        if (sampled.has(i)) endpoints.push({ id: idOf(prefix, i), token });
-      }
-      db.exec('COMMIT');
-    }
-    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-    db.close();
-  }
-  const seconds = (performance.now() - started) / 1000;
-
-  const check = await openStore(config.store);
-  try {
+    };
+    const outcome = await store.importRows(rows());
+    if (outcome.imported !== count) throw new Error(`imported ${outcome.imported} of ${count} endpoints: ${outcome.conflicts.slice(0, 3).join(', ')} exist`);
     for (const e of endpoints.slice(0, 20)) {
-      const found = await check.get(e.id);
+      const found = await store.get(e.id);
       if (!found || !tokenMatchesDigest(found.tokenHash, e.token) || !isDeepStrictEqual(found.record, record)) {
         throw new Error(`seeded endpoint ${e.id} does not read back through the store`);
       }
     }
   } finally {
-    await check.close();
+    await store.close();
   }
-  if (databaseUrl) await vacuum(databaseUrl);
+  if (config.store.kind === 'postgres') {
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await client.connect();
+    await client.query('ANALYZE').finally(() => client.end());
+  }
+  const seconds = (performance.now() - started) / 1000;
   writeFileSync(opts.out, JSON.stringify({ count, seconds, recordJson, endpoints: shuffle(endpoints) } satisfies SeedOutput));
-  console.log(`seeded ${count} endpoints (${config.store.kind}${opts.bulk ? ', bulk' : ''}) in ${seconds.toFixed(1)} s`);
+  console.log(`seeded ${count} endpoints (${config.store.kind}) in ${seconds.toFixed(1)} s`);
 }
 
 main().catch((err: unknown) => {

@@ -86,6 +86,30 @@ export function spawnTracked(name: string, args: string[], env: NodeJS.ProcessEn
   return { name, child, pid: child.pid, exited, output: () => tail };
 }
 
+/**
+ * A node script with an IPC channel: ask() sends one message and resolves with the next reply (rejects
+ * with its last output once it has exited); stop() disconnects it (it exits then) and kills it after 5 s.
+ */
+export function ipcChild(name: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
+  const proc = spawnTracked(name, args, env, cwd, true);
+  const next = <T>() =>
+    new Promise<T>((resolve, reject) => {
+      proc.child.once('message', (reply) => resolve(reply as T));
+      void proc.exited.then(({ code, signal }) => reject(new Error(`${name} exited (${signal ?? `code ${code}`}): ${proc.output().trim().slice(-2_000)}`)));
+    });
+  const ask = <T>(message: object) => {
+    if (proc.child.connected) proc.child.send(message);
+    return next<T>();
+  };
+  const stop = async () => {
+    if (proc.child.connected) proc.child.disconnect();
+    const timer = setTimeout(() => void stopChild(proc, 2_000), 5_000);
+    await proc.exited;
+    clearTimeout(timer);
+  };
+  return { proc, next, ask, stop };
+}
+
 /** SIGTERM, then SIGKILL after `graceMs`. */
 export async function stopChild(target: Spawned | ChildProcess, graceMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }> {
   const child = 'child' in target ? target.child : target;

@@ -9,20 +9,23 @@ const BLACKLIST = [
   'betting', 'loan', 'viagra', 'xxx', 'hack', 'cheat', 'aimbot', 'followers', 'likes4likes', 'dm-me', 'onlyfans',
 ];
 
-/** Three updates a community goes through: bridge channels, configure, record a message from chat_c. */
-const SETUP: UpdateParams[] = [
+/**
+ * Three updates a community goes through: bridge channels, configure, record a message from chat_c.
+ * `webhooks`: an origin (on a private address) that receives its deliveries at /a and /b.
+ */
+const setup = ({ selfuse = true, webhooks }: { selfuse?: boolean; webhooks?: string }): UpdateParams[] => [
   {
     channel_chat_a: '912345678901234500',
     channel_chat_b: 'channel-b-1',
     channel_chat_c: 'channel-c-1234',
     channel_chat_d: 'channel-d-0042',
     // .invalid never resolves: nothing the bench does can send a delivery anywhere.
-    webhook_chat_a: 'https://hooks.chat-a.invalid/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz012345',
-    webhook_chat_b: 'https://hooks.chat-b.invalid/hooks/channel-b-1/0123456789abcdef0123456789abcdef',
+    webhook_chat_a: webhooks ? `${webhooks}/a` : 'https://hooks.chat-a.invalid/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz012345',
+    webhook_chat_b: webhooks ? `${webhooks}/b` : 'https://hooks.chat-b.invalid/hooks/channel-b-1/0123456789abcdef0123456789abcdef',
     blacklist: BLACKLIST.join(','),
     allowed_ids: '912345678901234567,912345678901234568',
     log_chat_a: '912345678901234599',
-    selfuse: true,
+    selfuse: selfuse || webhooks !== undefined,
   },
   { channel_chat_a: '912345678901234501', channel_chat_c: 'channel-c-5678' },
   {
@@ -39,10 +42,10 @@ const SETUP: UpdateParams[] = [
 ];
 
 /** The record every benchmark endpoint starts with. */
-export function benchRecord(): EndpointRecord {
+export function benchRecord(options: Parameters<typeof setup>[0] = {}): EndpointRecord {
   let record = initialRecord();
-  for (const params of SETUP) {
-    const outcome = applyUpdate(JSON.stringify(record), params, { allowPrivateWebhooks: false });
+  for (const params of setup(options)) {
+    const outcome = applyUpdate(JSON.stringify(record), params, { allowPrivateWebhooks: options.webhooks !== undefined });
     if (!outcome.ok) throw new Error(`bench record setup rejected: ${JSON.stringify(outcome.issues)}`);
     record = outcome.record;
   }

@@ -1,4 +1,4 @@
-// Listening for the bench's stand-in servers (baseline and floor) as the real server listens, and
+// Listening for the bench's stand-in server (the baseline) as the real server listens, and
 // exiting through process.exit on SIGTERM/SIGINT so that --cpu-prof writes its profile.
 import type { Server } from 'node:http';
 

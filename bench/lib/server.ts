@@ -28,10 +28,3 @@ export function serverCommandOf(root: string): { flags: string[]; main: string }
 export function buildServer(root: string): void {
   if (scriptsOf(root).build) execFileSync('pnpm', ['-s', 'build'], { cwd: root, stdio: 'inherit' });
 }
-
-/** The median; the mean of the middle two for an even count. */
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}

@@ -1,5 +1,5 @@
-// The performance targets, checked against one run's figures. Informational: the bench's exit code
-// depends only on failed scenarios, errors and non-2xx answers, never on a target.
+// The request scenarios' targets, checked against one run's figures. Informational: the bench's exit
+// code depends only on failed scenarios, errors and non-2xx answers, never on a target.
 import type { LoadFigures } from './load.ts';
 
 export interface Measured {
@@ -17,54 +17,31 @@ export interface TargetCheck {
   status: 'PASS' | 'FAIL' | 'SKIP';
 }
 
-interface Target {
-  description: string;
-  target: string;
-  needs: string[];
-  /** The measured value and whether it meets the target, given the needed scenarios' results in order. */
-  check: (...r: Required<Measured>[]) => { value: string; pass: boolean };
-}
+type Check = (...r: Required<Measured>[]) => [value: number, limit: number, unit: string];
+const rps = (r: Required<Measured>) => r.figures.requestsPerSec;
+const p99 = (r: Required<Measured>) => r.figures.p99Ms;
 
-const ms = (n: number) => `${n.toFixed(1)} ms`;
-const x = (n: number) => `${n.toFixed(2)} x`;
-
-const TARGETS: Target[] = [
-  { description: 'getEndpoint (SQLite) req/s vs baseline', target: '>= 0.40 x', needs: ['get-sqlite'], check: (g) => ({ value: x(g.ratio), pass: g.ratio >= 0.4 }) },
-  { description: 'getEndpoint (SQLite) p99', target: '<= 15 ms', needs: ['get-sqlite'], check: (g) => ({ value: ms(g.figures.p99Ms), pass: g.figures.p99Ms <= 15 }) },
-  { description: 'updateEndpoint (SQLite) req/s vs baseline', target: '>= 0.18 x', needs: ['update-sqlite'], check: (u) => ({ value: x(u.ratio), pass: u.ratio >= 0.18 }) },
-  { description: 'updateEndpoint (SQLite) p99', target: '<= 30 ms', needs: ['update-sqlite'], check: (u) => ({ value: ms(u.figures.p99Ms), pass: u.figures.p99Ms <= 30 }) },
-  ...(['get', 'update'] as const).flatMap((op): Target[] => [
-    {
-      description: `${op}Endpoint PostgreSQL req/s vs SQLite`,
-      target: '>= 0.50 x SQLite',
-      needs: [`${op}-postgres`, `${op}-sqlite`],
-      check: (p, s) => ({ value: `${x(p.figures.requestsPerSec / s.figures.requestsPerSec)} (${x(p.ratio)} baseline)`, pass: p.figures.requestsPerSec >= 0.5 * s.figures.requestsPerSec }),
-    },
-    {
-      description: `${op}Endpoint PostgreSQL p99 vs SQLite`,
-      target: '<= 2.00 x SQLite',
-      needs: [`${op}-postgres`, `${op}-sqlite`],
-      check: (p, s) => ({ value: `${x(p.figures.p99Ms / s.figures.p99Ms)} (${ms(p.figures.p99Ms)})`, pass: p.figures.p99Ms <= 2 * s.figures.p99Ms }),
-    },
+/** [description, needed scenarios, at least (>=) or at most (<=), check] */
+const TARGETS: [string, string[], '>=' | '<=', Check][] = [
+  ['getEndpoint (SQLite) req/s vs baseline', ['get-sqlite'], '>=', (g) => [g.ratio, 0.4, 'x']],
+  ['getEndpoint (SQLite) p99', ['get-sqlite'], '<=', (g) => [p99(g), 15, 'ms']],
+  ['updateEndpoint (SQLite) req/s vs baseline', ['update-sqlite'], '>=', (u) => [u.ratio, 0.18, 'x']],
+  ['updateEndpoint (SQLite) p99', ['update-sqlite'], '<=', (u) => [p99(u), 30, 'ms']],
+  ...(['get', 'update'] as const).flatMap((op): typeof TARGETS => [
+    [`${op}Endpoint PostgreSQL req/s vs SQLite`, [`${op}-postgres`, `${op}-sqlite`], '>=', (p, s) => [rps(p) / rps(s), 0.5, 'x SQLite']],
+    [`${op}Endpoint PostgreSQL p99 vs SQLite`, [`${op}-postgres`, `${op}-sqlite`], '<=', (p, s) => [p99(p) / p99(s), 2, 'x SQLite']],
   ]),
-  {
-    description: 'getEndpoint, large store, req/s vs small store',
-    target: '>= 0.90 x small',
-    needs: ['get-sqlite-large', 'get-sqlite'],
-    check: (l, s) => ({ value: x(l.figures.requestsPerSec / s.figures.requestsPerSec), pass: l.figures.requestsPerSec >= 0.9 * s.figures.requestsPerSec }),
-  },
-  { description: 'getEndpoint, large store, server peak RSS', target: '<= 200 MB', needs: ['get-sqlite-large'], check: (l) => ({ value: `${l.peakRssMB.toFixed(0)} MB`, pass: l.peakRssMB <= 200 }) },
+  ['getEndpoint, large store, req/s vs small store', ['get-sqlite-large', 'get-sqlite'], '>=', (l, s) => [rps(l) / rps(s), 0.9, 'x small']],
+  ['getEndpoint, large store, server peak RSS', ['get-sqlite-large'], '<=', (l) => [l.peakRssMB, 200, 'MB']],
 ];
 
 export function checkTargets(results: Measured[]): TargetCheck[] {
-  return TARGETS.map(({ description, target, needs, check }) => {
+  return TARGETS.map(([description, needs, sense, check]) => {
     const found = needs.map((key) => results.find((r) => r.key === key));
-    const missing = needs.filter((_, i) => {
-      const r = found[i];
-      return r?.status !== 'ok' || !r.figures || r.ratio === undefined;
-    });
-    if (missing.length > 0) return { description, target, actual: `(${missing.join(', ')} not measured)`, status: 'SKIP' };
-    const { value, pass } = check(...(found as Required<Measured>[]));
-    return { description, target, actual: value, status: pass ? 'PASS' : 'FAIL' };
+    const missing = needs.filter((_, i) => found[i]?.status !== 'ok' || !found[i]?.figures || found[i]?.ratio === undefined);
+    if (missing.length > 0) return { description, target: '', actual: `(${missing.join(', ')} not measured)`, status: 'SKIP' };
+    const [value, limit, unit] = check(...(found as Required<Measured>[]));
+    const target = `${sense} ${limit} ${unit}`;
+    return { description, target, actual: `${value.toFixed(2)} ${unit}`, status: (sense === '>=' ? value >= limit : value <= limit) ? 'PASS' : 'FAIL' };
   });
 }

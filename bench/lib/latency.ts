@@ -1,0 +1,115 @@
+// The latency scenarios: update → event (or webhook request) on one machine clock, with the load
+// generators (bench/latency-child.ts: the streams, the webhook receiver, the triggers) in processes
+// of their own. run.ts seeds the store and starts the servers through `Harness`.
+import { join } from 'node:path';
+import { cpuSecondsOf, ipcChild, peakRssMB, type Spawned } from './procs.ts';
+
+export interface LatencySpec {
+  kind: 'streams' | 'bot' | 'cross' | 'webhooks';
+  endpoints: number;
+  /** Streams per endpoint ('streams', 'cross'), or bot streams ('bot'); webhooks per endpoint ('webhooks'). */
+  fanOut: number;
+  ratePerSec: number;
+  durationS: number;
+  warmupS: number;
+  p99Ms: number;
+  rssMB?: number;
+}
+
+export interface LatencyFigures {
+  triggers: number;
+  triggersPerSec: number;
+  triggerStatuses: Record<string, number>;
+  expected: number;
+  received: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Streams the server ended during the run (none expected). Webhooks: distinct Idempotency-Keys, and keys received more than once. */
+  closed?: number;
+  keys?: number;
+  duplicated?: number;
+  /** Of the server(s) during the measured window: peak RSS (the largest), CPU in % of one core (summed). */
+  peakRssMB?: number;
+  cpuPct?: number;
+}
+
+/** What the harness provides: the seeded endpoints and the servers of one scenario. */
+export interface Harness {
+  root: string;
+  env: NodeJS.ProcessEnv;
+  seed(args: string[]): Promise<{ id: string; token: string }[]>;
+  /** Starts `count` servers on the scenario's store, with `env` added; the last (the streams' one) profiled if asked. */
+  servers(count: number, env: Record<string, string>): Promise<{ proc: Spawned; origin: string }[]>;
+  adminToken: string;
+}
+
+/** The server settings of every latency scenario, printed with its results. */
+export const LATENCY_SERVER_ENV = {
+  CHATBRIDGE_MAX_CONNECTIONS: '50000',
+  CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '0',
+  CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: '0',
+  // No message expires during a run: an expiry is a change of its own, not a trigger.
+  CHATBRIDGE_MESSAGE_TTL_SECONDS: '600',
+};
+
+const roleChild = (h: Harness, role: string) => ipcChild(`latency ${role}`, [join(h.root, 'bench/latency-child.ts'), role], h.env, h.root);
+
+/** Runs one scenario; a string when it cannot run on this server (skipped). */
+export async function runLatency(spec: LatencySpec, h: Harness, log: (line: string) => void): Promise<LatencyFigures | string> {
+  const children: ReturnType<typeof roleChild>[] = [];
+  try {
+    const receiver = roleChild(h, spec.kind === 'webhooks' ? 'webhooks' : 'streams');
+    children.push(receiver);
+    const hookPort = spec.kind === 'webhooks' ? (await receiver.next<{ port: number }>()).port : undefined;
+    const seedArgs = ['--count', String(spec.endpoints), '--sample', String(spec.endpoints)];
+    const endpoints = await h.seed([...seedArgs, ...(hookPort ? ['--webhooks', `http://127.0.0.1:${hookPort}`] : ['--no-relay'])]);
+    const env = {
+      ...LATENCY_SERVER_ENV,
+      ...(hookPort && { CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true' }),
+      ...(spec.kind === 'bot' && { CHATBRIDGE_ADMIN_TOKEN: h.adminToken }),
+    };
+    const servers = await h.servers(spec.kind === 'cross' ? 2 : 1, env);
+    const [sendTo, listenOn] = [servers[0]!.origin, servers.at(-1)!.origin];
+    if (spec.kind !== 'webhooks') {
+      const t0 = performance.now();
+      const bot = spec.kind === 'bot' ? { key: h.adminToken, count: spec.fanOut } : undefined;
+      const opened = await receiver.ask<{ opened: number; refused: Record<string, number> }>({
+        open: { origin: listenOn, endpoints, perEndpoint: spec.fanOut, bot },
+      });
+      const refusals = Object.entries(opened.refused);
+      if (bot && refusals.some(([code]) => code === '404' || code === '401'))
+        return `GET /events not available on this server (answered ${refusals.map(([c]) => c).join(', ')})`;
+      if (refusals.length > 0) throw new Error(`streams refused: ${JSON.stringify(opened.refused)} of ${opened.opened}`);
+      log(`  ${opened.opened} streams open on ${listenOn} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    const sender = roleChild(h, 'triggers');
+    children.push(sender);
+    type Ran = { sent: number; perSec: number; ok: number; statuses: Record<string, number> };
+    const trigger = (durationS: number) => sender.ask<Ran>({ run: { origin: sendTo, endpoints, ratePerSec: spec.ratePerSec, durationS } });
+    const fanOut = (ran: Ran) => ran.ok * spec.fanOut;
+    if (spec.warmupS > 0) await receiver.ask({ collect: { expected: fanOut(await trigger(spec.warmupS)), quietMs: 2_000, reset: true } });
+    const cpu0 = servers.map((s) => cpuSecondsOf(s.proc.pid) ?? NaN);
+    const wall0 = performance.now();
+    const ran = await trigger(spec.durationS);
+    const cpuS = servers.reduce((sum, s, i) => sum + (cpuSecondsOf(s.proc.pid) ?? NaN) - cpu0[i]!, 0);
+    const cpuPct = (cpuS / ((performance.now() - wall0) / 1000)) * 100;
+    const got = await receiver.ask<Omit<LatencyFigures, 'triggers' | 'expected'>>({ collect: { expected: fanOut(ran), quietMs: 5_000 } });
+    const rss = Math.max(...servers.map((s) => peakRssMB(s.proc.pid) ?? NaN));
+    const server = { ...(Number.isFinite(rss) && { peakRssMB: rss }), ...(Number.isFinite(cpuPct) && { cpuPct }) };
+    return { ...got, ...server, triggers: ran.sent, triggersPerSec: ran.perSec, triggerStatuses: ran.statuses, expected: fanOut(ran) };
+  } finally {
+    await Promise.all(children.map((c) => c.stop()));
+  }
+}
+
+/** The scenario's verdict against its targets: every event delivered (or one receipt per key), p99, RSS. */
+export function latencyVerdict(spec: LatencySpec, f: LatencyFigures): { pass: boolean; text: string } {
+  const delivered = spec.kind === 'webhooks' ? f.duplicated === 0 && f.keys === f.received : f.received === f.expected;
+  const checks = [
+    [delivered, spec.kind === 'webhooks' ? `one receipt per key (${f.duplicated} twice)` : `all delivered (${f.received}/${f.expected})`],
+    [f.p99Ms <= spec.p99Ms, `p99 ${f.p99Ms.toFixed(1)} <= ${spec.p99Ms} ms`],
+    ...(spec.rssMB ? [[(f.peakRssMB ?? Infinity) <= spec.rssMB, `RSS ${f.peakRssMB?.toFixed(0)} <= ${spec.rssMB} MB`] as const] : []),
+  ] as const;
+  return { pass: checks.every(([ok]) => ok), text: checks.map(([ok, what]) => `${ok ? 'PASS' : 'FAIL'} ${what}`).join('; ') };
+}
