@@ -2,15 +2,7 @@
 // `pnpm start` starts it (compiled, its node flags, production settings); autocannon loads it from a
 // fresh child process per measurement (bench/load-child.ts), 50 connections. Latency scenarios: lib/latency.ts.
 //
-//   pnpm bench                  full run (~5-6 min): 10 s per request scenario after a 3 s warm-up, the
-//                               baseline as long beside each; latency scenarios 30 s (7) and 20 s (8-10)
-//   pnpm bench --quick          about a minute: 3 s after 1 s, 10,000 endpoints in the large store, the
-//                               baseline 1 s beside each, latency scenarios at a tenth of the endpoints
-//                               and a fifth of the rate; figures are indicative only
-//   pnpm bench --only=1,2       a subset (numbers or keys); the baseline runs beside them when 1 is in it
-//   pnpm bench --cpu-prof=get-sqlite   those scenarios' servers run under --cpu-prof (bench/results/profiles)
-//   options: --duration S --warmup S --baseline-duration S --connections N --large N
-//            --latency-duration S (each latency scenario's window; quick: 3 s)
+// How to run it and its options: bench/README.md.
 //
 // Scenarios (SCENARIOS below, in run order):
 //   1 baseline          bare node:http (bench/baseline-server.ts) answering with a real record's bytes

@@ -114,11 +114,8 @@ export function latencyVerdict(spec: LatencySpec, f: LatencyFigures): { pass: bo
 
 /** A chat_d bot's key, created through the admin API: the bot streams follow GET /events with it. */
 async function botKey(origin: string, adminToken: string): Promise<string> {
-  const res = await fetch(`${origin}/admin/bots`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id: 'bench-bot', platform: 'chat_d' }),
-  });
+  const headers = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+  const res = await fetch(`${origin}/admin/bots`, { method: 'POST', headers, body: '{"id":"bench-bot","platform":"chat_d"}' });
   if (res.status !== 201) throw new Error(`creating the bench's bot: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { key: string }).key;
 }
