@@ -9,7 +9,9 @@ module.exports = {
       comment: 'domain/ holds the rules as pure functions: it imports no adapter or transport.',
       severity: 'error',
       from: { path: '^packages/server/src/domain/' },
-      to: { path: '^packages/server/src/(http|store|delivery|events|relay|handlers|observability|admin|portability)/|^packages/server/src/(logger|config|service|server|main|cli)\\.ts$' },
+      to: {
+        path: '^packages/server/src/(http|store|delivery|events|relay|handlers|observability|admin|portability)/|^packages/server/src/(logger|config|service|server|main|cli)\\.ts$',
+      },
     },
     {
       name: 'store-is-an-adapter',

@@ -27,7 +27,10 @@ const SPAWNING = [
 // server under that load, not the rest of the suite sharing the two cores.
 const ALONE = ['packages/server/test/http/streamIsolation.test.ts'];
 const unitSetup = [new URL('scripts/vitest-no-processes.ts', import.meta.url).pathname];
-const excluding = (root: string) => [...configDefaults.exclude, ...[...SPAWNING, ...ALONE].filter((f) => f.startsWith(`${root}/`)).map((f) => f.slice(root.length + 1))];
+const excluding = (root: string) => [
+  ...configDefaults.exclude,
+  ...[...SPAWNING, ...ALONE].filter((f) => f.startsWith(`${root}/`)).map((f) => f.slice(root.length + 1)),
+];
 
 // The files that take longest start first, whatever their project: vitest orders files by project
 // name, then by their durations in its cache (which a fresh clone lacks), and the longest file of the
@@ -41,7 +44,10 @@ class LongestFirst extends BaseSequencer {
       return i === -1 ? LONGEST_FIRST.length : i;
     };
     const sorted = await super.sort(files);
-    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+    return sorted
+      .map((f, i) => ({ f, i }))
+      .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+      .map(({ f }) => f);
   }
 }
 
@@ -59,12 +65,26 @@ export default defineConfig({
       {
         resolve,
         ssr: { resolve },
-        test: { name: 'server', root: 'packages/server', include: ['test/**/*.test.ts'], exclude: excluding('packages/server'), setupFiles: unitSetup, testTimeout: 30_000 },
+        test: {
+          name: 'server',
+          root: 'packages/server',
+          include: ['test/**/*.test.ts'],
+          exclude: excluding('packages/server'),
+          setupFiles: unitSetup,
+          testTimeout: 30_000,
+        },
       },
       {
         resolve,
         ssr: { resolve },
-        test: { name: 'client', root: 'packages/client', include: ['test/**/*.test.ts'], exclude: excluding('packages/client'), setupFiles: unitSetup, testTimeout: 30_000 },
+        test: {
+          name: 'client',
+          root: 'packages/client',
+          include: ['test/**/*.test.ts'],
+          exclude: excluding('packages/client'),
+          setupFiles: unitSetup,
+          testTimeout: 30_000,
+        },
       },
       { resolve, ssr: { resolve }, test: { name: 'integration', include: SPAWNING, testTimeout: 30_000, hookTimeout: 60_000 } },
       { resolve, ssr: { resolve }, test: { name: 'alone', include: ALONE, testTimeout: 60_000, hookTimeout: 60_000 } },

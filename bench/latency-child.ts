@@ -72,7 +72,10 @@ function open(url: string, stream: number, headers: Record<string, string>): Pro
           arrived(event, stream);
         }
       });
-      res.once('close', () => { closed++; resolve(599); });
+      res.once('close', () => {
+        closed++;
+        resolve(599);
+      });
     });
     req.once('error', () => resolve(0));
   });

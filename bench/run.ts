@@ -105,7 +105,11 @@ const { values: argv } = (() => {
   }
 })();
 if (argv.help) {
-  console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0]!.replace(/^\/\/ ?/gm, ''));
+  console.log(
+    readFileSync(fileURLToPath(import.meta.url), 'utf8')
+      .split('\nimport ')[0]!
+      .replace(/^\/\/ ?/gm, ''),
+  );
   process.exit(0);
 }
 const mode = argv.quick ? 'quick' : 'full';
@@ -128,7 +132,14 @@ const settings = {
   largeSampled: argv.quick ? 2_000 : 5_000,
 };
 /** A latency scenario (its warm-up: 3 s, quick 1 s); quick: a tenth of the endpoints, a fifth of the rate, 3 s. */
-const latency = (kind: LatencySpec['kind'], endpoints: number, fanOut: number, ratePerSec: number, p99Ms: number, fullS = 20): LatencySpec => ({
+const latency = (
+  kind: LatencySpec['kind'],
+  endpoints: number,
+  fanOut: number,
+  ratePerSec: number,
+  p99Ms: number,
+  fullS = 20,
+): LatencySpec => ({
   ...{ kind, fanOut, p99Ms, endpoints: argv.quick ? endpoints / 10 : endpoints, ratePerSec: argv.quick ? ratePerSec / 5 : ratePerSec },
   ...{ durationS: num(argv['latency-duration'], argv.quick ? 3 : fullS, 'latency-duration'), warmupS: argv.quick ? 1 : 3 },
   ...(kind === 'streams' || kind === 'bot' ? { rssMB: 400 } : {}),
@@ -138,24 +149,62 @@ const L = { server: 'chatbridge', op: 'get' } as const;
 const SCENARIOS: Scenario[] = [
   { n: 1, key: 'baseline', title: 'baseline: bare node:http', server: 'baseline', store: 'small', op: 'get' },
   { n: 2, key: 'get-sqlite', title: 'getEndpoint, SQLite', server: 'chatbridge', store: 'small', op: 'get' },
-  { n: 6, key: 'get-sqlite-large', title: `getEndpoint, SQLite, ${fmtInt(settings.largeEndpoints)} endpoints`, server: 'chatbridge', store: 'large', op: 'get' },
+  {
+    n: 6,
+    key: 'get-sqlite-large',
+    title: `getEndpoint, SQLite, ${fmtInt(settings.largeEndpoints)} endpoints`,
+    server: 'chatbridge',
+    store: 'large',
+    op: 'get',
+  },
   { n: 3, key: 'update-sqlite', title: 'updateEndpoint, SQLite', server: 'chatbridge', store: 'small', op: 'update' },
   { n: 4, key: 'get-postgres', title: 'getEndpoint, PostgreSQL', server: 'chatbridge', store: 'postgres', op: 'get' },
   { n: 5, key: 'update-postgres', title: 'updateEndpoint, PostgreSQL', server: 'chatbridge', store: 'postgres', op: 'update' },
-  { n: 7, key: 'latency-streams', title: 'update → event, endpoint streams, SQLite', store: 'small', ...L, latency: latency('streams', 5_000, 2, 1_000, 50, 30) },
-  { n: 8, key: 'latency-bot', title: 'update → event, 4 bot streams, SQLite', store: 'small', ...L, latency: latency('bot', 10_000, 4, 1_000, 50) },
-  { n: 9, key: 'latency-cross', title: 'update → event, other instance, PostgreSQL', store: 'postgres', ...L, latency: latency('cross', 5_000, 2, 1_000, 100) },
-  { n: 10, key: 'latency-webhooks', title: 'update → webhook request, SQLite', store: 'small', ...L, latency: latency('webhooks', 5_000, 2, 500, 100) },
+  {
+    n: 7,
+    key: 'latency-streams',
+    title: 'update → event, endpoint streams, SQLite',
+    store: 'small',
+    ...L,
+    latency: latency('streams', 5_000, 2, 1_000, 50, 30),
+  },
+  {
+    n: 8,
+    key: 'latency-bot',
+    title: 'update → event, 4 bot streams, SQLite',
+    store: 'small',
+    ...L,
+    latency: latency('bot', 10_000, 4, 1_000, 50),
+  },
+  {
+    n: 9,
+    key: 'latency-cross',
+    title: 'update → event, other instance, PostgreSQL',
+    store: 'postgres',
+    ...L,
+    latency: latency('cross', 5_000, 2, 1_000, 100),
+  },
+  {
+    n: 10,
+    key: 'latency-webhooks',
+    title: 'update → webhook request, SQLite',
+    store: 'small',
+    ...L,
+    latency: latency('webhooks', 5_000, 2, 500, 100),
+  },
 ];
 const BASELINE = SCENARIOS[0]!;
 
 function pick(list: string | undefined): Set<string> | undefined {
   if (list === undefined) return undefined;
   return new Set(
-    list.split(',').filter(Boolean).map((item) => {
-      const s = SCENARIOS.find((d) => String(d.n) === item.trim() || d.key === item.trim());
-      return s ? s.key : usage(`unknown scenario "${item}"; use 1-10 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
-    }),
+    list
+      .split(',')
+      .filter(Boolean)
+      .map((item) => {
+        const s = SCENARIOS.find((d) => String(d.n) === item.trim() || d.key === item.trim());
+        return s ? s.key : usage(`unknown scenario "${item}"; use 1-10 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
+      }),
   );
 }
 const profiled = pick(argv['cpu-prof']) ?? new Set<string>();
@@ -167,7 +216,10 @@ const complete = chosen.length === SCENARIOS.length && profiled.size === 0;
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-const stamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+const stamp = new Date()
+  .toISOString()
+  .replace(/\.\d+Z$/, 'Z')
+  .replace(/:/g, '-');
 const log = (line: string) => console.log(line);
 
 /** A child's environment: ours without any chatbridge setting, plus `extra`. */
@@ -184,7 +236,13 @@ interface Dataset {
 
 async function seed(name: string, storeEnv: Record<string, string>, args: string[], dir: string): Promise<Dataset> {
   const out = join(dir, `${name}.seed.json`);
-  const r = await runNode(`seeder (${name})`, ['bench/seed.ts', ...args, '--out', out], childEnv({ ...storeEnv, LOG_LEVEL: 'warn' }), ROOT, 10 * 60_000);
+  const r = await runNode(
+    `seeder (${name})`,
+    ['bench/seed.ts', ...args, '--out', out],
+    childEnv({ ...storeEnv, LOG_LEVEL: 'warn' }),
+    ROOT,
+    10 * 60_000,
+  );
   if (r.code !== 0) throw new Error(`seeding ${name} failed:\n${r.output.trim()}`);
   log(`  ${r.output.trim()}`);
   return { storeEnv, seed: JSON.parse(readFileSync(out, 'utf8')) as SeedOutput };
@@ -200,7 +258,12 @@ interface Target {
  * Starts the scenario's server (profiled when asked). A latency scenario's server runs exactly as `pnpm start` runs
  * it, without the bench's V8 flags: their 160 MB heap is sized for requests, not for 10,000 open streams.
  */
-async function startTarget(s: Scenario, storeEnv: Record<string, string>, recordFile: string, profile = profiled.has(s.key)): Promise<Target> {
+async function startTarget(
+  s: Scenario,
+  storeEnv: Record<string, string>,
+  recordFile: string,
+  profile = profiled.has(s.key),
+): Promise<Target> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const name = profile ? `${s.key}-${stamp}.cpuprofile` : undefined;
@@ -208,8 +271,18 @@ async function startTarget(s: Scenario, storeEnv: Record<string, string>, record
   const profFlags = name ? ['--cpu-prof', '--cpu-prof-dir', PROFILES, '--cpu-prof-name', name] : [];
   const proc =
     s.server === 'chatbridge'
-      ? spawnTracked('chatbridge server', [...(s.latency ? [] : SERVER.flags), ...profFlags, SERVER.main], childEnv({ ...PRODUCTION_SERVER_ENV, PORT: String(port), ...storeEnv }), ROOT)
-      : spawnTracked('baseline server', [...profFlags, 'bench/baseline-server.ts', recordFile], childEnv({ PORT: String(port), HOST: '127.0.0.1' }), ROOT);
+      ? spawnTracked(
+          'chatbridge server',
+          [...(s.latency ? [] : SERVER.flags), ...profFlags, SERVER.main],
+          childEnv({ ...PRODUCTION_SERVER_ENV, PORT: String(port), ...storeEnv }),
+          ROOT,
+        )
+      : spawnTracked(
+          'baseline server',
+          [...profFlags, 'bench/baseline-server.ts', recordFile],
+          childEnv({ PORT: String(port), HOST: '127.0.0.1' }),
+          ROOT,
+        );
   try {
     await waitUntilServing(`${origin}${s.server === 'baseline' ? '/' : '/-/ready'}`, proc, 30_000);
   } catch (err) {
@@ -249,8 +322,21 @@ interface Result {
 const updateSeq = { next: 1 };
 
 /** A warm-up, then the measured window, from a fresh load generator. */
-async function measure(s: Scenario, t: Target, endpoints: SeedOutput['endpoints'], warmupS: number, durationS: number): Promise<Partial<Result>> {
-  const plan = { origin: t.origin, op: s.op, endpoints, connections: s.connections ?? settings.connections, seqFrom: updateSeq.next, ...(s.ratePerSec && { ratePerSec: s.ratePerSec }) };
+async function measure(
+  s: Scenario,
+  t: Target,
+  endpoints: SeedOutput['endpoints'],
+  warmupS: number,
+  durationS: number,
+): Promise<Partial<Result>> {
+  const plan = {
+    origin: t.origin,
+    op: s.op,
+    endpoints,
+    connections: s.connections ?? settings.connections,
+    seqFrom: updateSeq.next,
+    ...(s.ratePerSec && { ratePerSec: s.ratePerSec }),
+  };
   const generator = await LoadChild.start(plan, ROOT, childEnv());
   try {
     const runFor = async (seconds: number) => {
@@ -273,7 +359,9 @@ async function measure(s: Scenario, t: Target, endpoints: SeedOutput['endpoints'
       warmupProblems: warm ? warm.errors + warm.non2xx : 0,
       ...(rss !== undefined && { peakRssMB: rss }),
       ...(serverCpuS !== undefined && figures.requests > 0 && { cpuUsPerRequest: (serverCpuS * 1e6) / figures.requests }),
-      ...(serverCpuS !== undefined && busy0 !== undefined && busy1 !== undefined && { otherCpuPct: Math.max(0, ((busy1 - busy0 - serverCpuS - loadCpuS) / wallS) * 100) }),
+      ...(serverCpuS !== undefined &&
+        busy0 !== undefined &&
+        busy1 !== undefined && { otherCpuPct: Math.max(0, ((busy1 - busy0 - serverCpuS - loadCpuS) / wallS) * 100) }),
     };
   } finally {
     await generator.stop();
@@ -281,11 +369,21 @@ async function measure(s: Scenario, t: Target, endpoints: SeedOutput['endpoints'
 }
 
 /** One request before the load: the right status and body, so that a misconfiguration fails fast. */
-async function precheck(s: Scenario, origin: string, endpoints: SeedOutput['endpoints'], recordJson: string, notes: string[]): Promise<void> {
-  const res = await fetch(origin + pathsOf(s.op, endpoints, updateSeq)(endpoints.length - 1), { method: s.op === 'get' ? 'GET' : 'POST', signal: AbortSignal.timeout(10_000) });
+async function precheck(
+  s: Scenario,
+  origin: string,
+  endpoints: SeedOutput['endpoints'],
+  recordJson: string,
+  notes: string[],
+): Promise<void> {
+  const res = await fetch(origin + pathsOf(s.op, endpoints, updateSeq)(endpoints.length - 1), {
+    method: s.op === 'get' ? 'GET' : 'POST',
+    signal: AbortSignal.timeout(10_000),
+  });
   const body = await res.text();
   if (res.status !== 200) throw new Error(`pre-check answered ${res.status}: ${body.slice(0, 500)}`);
-  if (s.op === 'get' && body !== recordJson) notes.push(`response body (${body.length} B) differs from the baseline's (${recordJson.length} B)`);
+  if (s.op === 'get' && body !== recordJson)
+    notes.push(`response body (${body.length} B) differs from the baseline's (${recordJson.length} B)`);
   if (s.op === 'update' && !UPDATED_CONTENT.test((JSON.parse(body) as { meta: { message: { content: string } } }).meta.message.content)) {
     throw new Error('pre-check update did not change meta.message.content');
   }
@@ -295,7 +393,10 @@ async function precheck(s: Scenario, origin: string, endpoints: SeedOutput['endp
 async function verifyWrites(origin: string, endpoints: SeedOutput['endpoints']): Promise<string | undefined> {
   for (const e of endpoints.slice(0, 20)) {
     const res = await fetch(`${origin}/${e.id}?token=${e.token}`, { signal: AbortSignal.timeout(10_000) });
-    const rec = (await res.json()) as { config: { logs: { chat_b: string | null } }; meta: { message: { content: string; author: { name: string } } } };
+    const rec = (await res.json()) as {
+      config: { logs: { chat_b: string | null } };
+      meta: { message: { content: string; author: { name: string } } };
+    };
     const seq = UPDATED_CONTENT.test(rec.meta.message.content) ? /^bench update (\d+)/.exec(rec.meta.message.content)![1] : undefined;
     if (!seq || rec.config.logs.chat_b !== `log-b-${seq}` || rec.meta.message.author.name !== `Bench author ${seq}`) {
       return `endpoint ${e.id} does not show a complete committed update: ${JSON.stringify(rec.meta.message).slice(0, 200)}`;
@@ -306,7 +407,8 @@ async function verifyWrites(origin: string, endpoints: SeedOutput['endpoints']):
 
 async function stopTarget(t: Target, result: Result): Promise<void> {
   const end = await stopChild(t.proc, 20_000);
-  if (end.killed || (end.code !== 0 && end.signal === null)) result.notes.push(`server did not stop cleanly (${end.killed ? 'killed after 20 s' : `code ${end.code}`})`);
+  if (end.killed || (end.code !== 0 && end.signal === null))
+    result.notes.push(`server did not stop cleanly (${end.killed ? 'killed after 20 s' : `code ${end.code}`})`);
   const printed = t.proc.output().trim();
   if (printed) result.notes.push(`server printed at LOG_LEVEL=warn:\n    ${printed.split('\n').slice(-5).join('\n    ')}`);
   if (t.profile) result.profile = t.profile;
@@ -370,9 +472,17 @@ class Baseline {
     if (done.length === 0) return { ...result, status: 'failed', reason: failure ?? 'the baseline did not run' };
     const mid = done.sort((a, b) => a.figures!.requestsPerSec - b.figures!.requestsPerSec)[(done.length - 1) >> 1]!;
     const f = { ...mid.figures!, errors: 0, non2xx: 0, requests: 0 };
-    for (const r of done) [f.errors, f.non2xx, f.requests] = [f.errors + r.figures!.errors, f.non2xx + r.figures!.non2xx, f.requests + r.figures!.requests];
+    for (const r of done)
+      [f.errors, f.non2xx, f.requests] = [f.errors + r.figures!.errors, f.non2xx + r.figures!.non2xx, f.requests + r.figures!.requests];
     const warmupProblems = done.reduce((a, r) => a + (r.warmupProblems ?? 0), 0);
-    return { ...mid, ...result, ...(failure !== undefined && { status: 'failed', reason: failure }), figures: f, warmupProblems, notes: result.notes };
+    return {
+      ...mid,
+      ...result,
+      ...(failure !== undefined && { status: 'failed', reason: failure }),
+      figures: f,
+      warmupProblems,
+      notes: result.notes,
+    };
   }
 }
 
@@ -390,9 +500,18 @@ async function scratchDatabase(): Promise<{ storeEnv: Record<string, string>; dr
   await sql(`CREATE DATABASE ${name}`);
   const url = new URL(process.env.DATABASE_URL!);
   url.pathname = `/${name}`;
-  const drop = () => sql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((err: Error) => console.error(`  could not drop the database ${name}: ${err.message}`));
+  const drop = () =>
+    sql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((err: Error) =>
+      console.error(`  could not drop the database ${name}: ${err.message}`),
+    );
   const unregister = onInterrupt(drop);
-  return { storeEnv: { CHATBRIDGE_STORE: 'postgres', DATABASE_URL: url.href }, drop: () => (unregister(), drop()) };
+  return {
+    storeEnv: { CHATBRIDGE_STORE: 'postgres', DATABASE_URL: url.href },
+    drop: () => {
+      unregister();
+      return drop();
+    },
+  };
 }
 
 /** A latency scenario: its own store (a fresh SQLite file, or its own IDs in the scratch database) and servers. */
@@ -400,7 +519,13 @@ async function runLatencyScenario(s: Scenario, storeEnv: Record<string, string>,
   const result = resultOf(s);
   const spec = s.latency!;
   const targets: Target[] = [];
-  log(`  server settings: ${Object.entries(LATENCY_SERVER_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}${spec.kind === 'webhooks' ? ' CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true' : ''}; open files: ${execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim()}`);
+  log(
+    `  server settings: ${Object.entries(LATENCY_SERVER_ENV)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(
+        ' ',
+      )}${spec.kind === 'webhooks' ? ' CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true' : ''}; open files: ${execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim()}`,
+  );
   try {
     const figures = await runLatency(
       spec,
@@ -410,7 +535,8 @@ async function runLatencyScenario(s: Scenario, storeEnv: Record<string, string>,
         adminToken: randomBytes(24).toString('base64url'),
         seed: async (args) => (await seed(s.key, storeEnv, [...args, '--prefix', `${s.key}-`], dir)).seed.endpoints,
         servers: async (count, env) => {
-          for (let i = 0; i < count; i++) targets.push(await startTarget(s, { ...storeEnv, ...env }, '', i === count - 1 && profiled.has(s.key)));
+          for (let i = 0; i < count; i++)
+            targets.push(await startTarget(s, { ...storeEnv, ...env }, '', i === count - 1 && profiled.has(s.key)));
           return targets;
         },
       },
@@ -446,17 +572,24 @@ async function main(): Promise<number> {
     const sqlite = (name: string) => ({ CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: join(dir, `${name}.sqlite`) });
     data.small = await seed('small', sqlite('small'), ['--count', n, '--sample', n], dir);
     if (chosen.some((s) => s.store === 'large')) {
-      data.large = await seed('large', sqlite('large'), ['--count', String(settings.largeEndpoints), '--sample', String(settings.largeSampled)], dir);
+      data.large = await seed(
+        'large',
+        sqlite('large'),
+        ['--count', String(settings.largeEndpoints), '--sample', String(settings.largeSampled)],
+        dir,
+      );
     }
     const recordFile = join(dir, 'record.json');
     writeFileSync(recordFile, data.small.seed.recordJson);
     if (chosen.some((s) => s.store === 'postgres')) {
       if (!process.env.DATABASE_URL) {
-        for (const s of chosen.filter((d) => d.store === 'postgres')) results.push({ ...resultOf(s), status: 'skipped', reason: 'postgres store: DATABASE_URL is not set' });
+        for (const s of chosen.filter((d) => d.store === 'postgres'))
+          results.push({ ...resultOf(s), status: 'skipped', reason: 'postgres store: DATABASE_URL is not set' });
       } else {
         const scratch = await scratchDatabase();
         dropDatabase = scratch.drop;
-        if (chosen.some((s) => s.store === 'postgres' && !s.latency)) data.postgres = await seed('postgres', scratch.storeEnv, ['--count', n, '--sample', n], dir);
+        if (chosen.some((s) => s.store === 'postgres' && !s.latency))
+          data.postgres = await seed('postgres', scratch.storeEnv, ['--count', n, '--sample', n], dir);
         else data.postgres = { storeEnv: scratch.storeEnv, seed: data.small.seed };
       }
     }
@@ -492,29 +625,63 @@ async function main(): Promise<number> {
     r.baselineRps = r.key === BASELINE.key || beside.length === 0 ? overall : beside.reduce((a, b) => a + b, 0) / beside.length;
     r.ratio = r.figures.requestsPerSec / r.baselineRps;
     if (beside.length === 2 && Math.abs(beside[1]! - beside[0]!) / beside[0]! > 0.15) {
-      r.notes.push(`the baseline moved ${(((beside[1]! - beside[0]!) / beside[0]!) * 100).toFixed(0)}% across it: the machine was noisy, its ratio is unreliable`);
+      r.notes.push(
+        `the baseline moved ${(((beside[1]! - beside[0]!) / beside[0]!) * 100).toFixed(0)}% across it: the machine was noisy, its ratio is unreliable`,
+      );
     }
   }
   results.sort((a, b) => a.n - b.n);
   const targets = checkTargets(results);
 
   /** A table row: the first cell padded to `first`, the others right-aligned to `w`. */
-  const cols = (first: number, w: number[], cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(first) : c.padStart(w[i - 1]!))).join(' ');
+  const cols = (first: number, w: number[], cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(first) : c.padStart(w[i - 1]!))).join(' ');
   const opt = (v: number | undefined, f: (v: number) => string) => (v === undefined ? '-' : f(v));
   const label = (r: Result) => `${String(r.n).padStart(2)}  ${r.title}${r.profile ? ' (profiled)' : ''}`;
   const isLatency = (r: Result) => SCENARIOS.some((s) => s.key === r.key && s.latency);
   const requestResults = results.filter((r) => !isLatency(r));
   if (requestResults.length > 0) {
     const w = [8, 6, 8, 7, 7, 6, 7, 9, 6, 6];
-    const head = cols(46, w, [' #  scenario', 'req/s', 'x base', 'base r/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'peak RSS', 'us/req', 'other']);
+    const head = cols(46, w, [
+      ' #  scenario',
+      'req/s',
+      'x base',
+      'base r/s',
+      'p50 ms',
+      'p99 ms',
+      'errors',
+      'non-2xx',
+      'peak RSS',
+      'us/req',
+      'other',
+    ]);
     log(`\n${head}\n${'-'.repeat(head.length)}`);
     for (const r of requestResults) {
       const f = r.figures;
       if (!f) log(`${label(r).padEnd(46)} ${r.status}: ${r.reason ?? ''}`);
       else {
         const mb = opt(r.peakRssMB, (v) => `${v.toFixed(0)} MB`);
-        const [ratio, base, cpu, other] = [opt(r.ratio, (v) => v.toFixed(2)), opt(r.baselineRps, fmtInt), opt(r.cpuUsPerRequest, (v) => v.toFixed(0)), opt(r.otherCpuPct, (v) => `${v.toFixed(0)}%`)];
-        log(cols(46, w, [label(r), fmtInt(f.requestsPerSec), ratio, base, f.p50Ms.toFixed(2), f.p99Ms.toFixed(2), String(f.errors), String(f.non2xx), mb, cpu, other]));
+        const [ratio, base, cpu, other] = [
+          opt(r.ratio, (v) => v.toFixed(2)),
+          opt(r.baselineRps, fmtInt),
+          opt(r.cpuUsPerRequest, (v) => v.toFixed(0)),
+          opt(r.otherCpuPct, (v) => `${v.toFixed(0)}%`),
+        ];
+        log(
+          cols(46, w, [
+            label(r),
+            fmtInt(f.requestsPerSec),
+            ratio,
+            base,
+            f.p50Ms.toFixed(2),
+            f.p99Ms.toFixed(2),
+            String(f.errors),
+            String(f.non2xx),
+            mb,
+            cpu,
+            other,
+          ]),
+        );
       }
     }
     log(
@@ -522,7 +689,10 @@ async function main(): Promise<number> {
         '    us/req: server CPU per request. other: CPU of every other process on the machine, % of one core (noise).',
     );
   }
-  if (runs.length > 0) log(`  baseline runs, req/s: ${runs.map((b) => (b.result.figures ? fmtInt(b.result.figures.requestsPerSec) : b.result.status)).join(' ')}`);
+  if (runs.length > 0)
+    log(
+      `  baseline runs, req/s: ${runs.map((b) => (b.result.figures ? fmtInt(b.result.figures.requestsPerSec) : b.result.status)).join(' ')}`,
+    );
   if (results.some(isLatency)) {
     const w = [6, 8, 8, 7, 7, 7, 8, 5];
     const head = cols(54, w, [' #  latency scenario', 'trig/s', 'expected', 'received', 'p50 ms', 'p99 ms', 'max ms', 'peak RSS', 'CPU']);
@@ -532,21 +702,41 @@ async function main(): Promise<number> {
       if (!f) log(`${label(r).padEnd(54)} ${r.status}: ${r.reason ?? ''}`);
       else {
         const [mb, cpu] = [opt(f.peakRssMB, (v) => `${v.toFixed(0)} MB`), opt(f.cpuPct, (v) => `${v.toFixed(0)}%`)];
-        log(cols(54, w, [label(r), fmtInt(f.triggersPerSec), fmtInt(f.expected), fmtInt(f.received), f.p50Ms.toFixed(1), f.p99Ms.toFixed(1), f.maxMs.toFixed(0), mb, cpu]));
+        log(
+          cols(54, w, [
+            label(r),
+            fmtInt(f.triggersPerSec),
+            fmtInt(f.expected),
+            fmtInt(f.received),
+            f.p50Ms.toFixed(1),
+            f.p99Ms.toFixed(1),
+            f.maxMs.toFixed(0),
+            mb,
+            cpu,
+          ]),
+        );
         const keys = `${f.closed ? `, ${f.closed} streams ended by the server` : ''}${f.keys === undefined ? '' : `, ${fmtInt(f.keys)} delivery keys, ${f.duplicated} received twice or more`}`;
         log(`      ${fmtInt(f.triggers)} triggers (answers ${JSON.stringify(f.triggerStatuses)})${keys}; targets: ${r.verdict!.text}`);
       }
     }
-    log('    latency: trigger sent → event (webhook request) received, one machine clock. CPU: the server(s), % of one core over the window.');
+    log(
+      '    latency: trigger sent → event (webhook request) received, one machine clock. CPU: the server(s), % of one core over the window.',
+    );
   }
   let bad = false;
   for (const r of results) {
     for (const note of r.notes) log(`  note ${r.n}: ${note}`);
-    const problems = (r.figures ? r.figures.errors + r.figures.non2xx : 0) + (r.warmupProblems ?? 0) + (r.latency ? r.latency.triggers - (r.latency.triggerStatuses['200'] ?? 0) : 0);
+    const problems =
+      (r.figures ? r.figures.errors + r.figures.non2xx : 0) +
+      (r.warmupProblems ?? 0) +
+      (r.latency ? r.latency.triggers - (r.latency.triggerStatuses['200'] ?? 0) : 0);
     if (r.status === 'failed' || problems > 0) {
       bad = true;
       log(`\n!!! scenario ${r.n} (${r.key}) ${r.status === 'failed' ? `FAILED: ${r.reason}` : ''}`);
-      if (problems > 0) log(`    ${problems} errors or non-2xx answers; status codes ${JSON.stringify(r.figures?.statusCodes ?? r.latency?.triggerStatuses)}; ${r.figures?.errorSamples.join('; ') ?? ''}`);
+      if (problems > 0)
+        log(
+          `    ${problems} errors or non-2xx answers; status codes ${JSON.stringify(r.figures?.statusCodes ?? r.latency?.triggerStatuses)}; ${r.figures?.errorSamples.join('; ') ?? ''}`,
+        );
     }
   }
   if (profiled.size > 0) log('\nTargets not checked: servers ran under --cpu-prof. Open the profiles in Chrome DevTools.');
@@ -563,7 +753,13 @@ async function main(): Promise<number> {
     finishedAt: new Date().toISOString(),
     commit: git('rev-parse', 'HEAD'),
     dirty: (git('status', '--porcelain', '--', 'packages', 'openapi') ?? '') !== '',
-    machine: { node: process.version, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadAverageBefore: load0, loadAverageAfter: os.loadavg() },
+    machine: {
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      loadAverageBefore: load0,
+      loadAverageAfter: os.loadavg(),
+    },
     settings: { ...settings, scenarios: chosen.map((s) => s.key), profiled: [...profiled] },
     ok: !bad,
     baselineRuns: runs.map((b) => ({ before: b.before, requestsPerSec: b.result.figures?.requestsPerSec ?? null })),
@@ -581,7 +777,9 @@ async function main(): Promise<number> {
     written.push(`bench/results/${latest}.json`);
   }
   log(`\nWrote ${written.join(', ')}`);
-  log(`finished in ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)} s${bad ? ': FAILED SCENARIOS, ERRORS OR NON-2XX ANSWERS, see above' : ''}`);
+  log(
+    `finished in ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0)} s${bad ? ': FAILED SCENARIOS, ERRORS OR NON-2XX ANSWERS, see above' : ''}`,
+  );
   return bad ? 1 : 0;
 }
 

@@ -77,7 +77,8 @@ async function main(): Promise<void> {
       }
     };
     const outcome = await store.importRows(rows());
-    if (outcome.imported !== count) throw new Error(`imported ${outcome.imported} of ${count} endpoints: ${outcome.conflicts.slice(0, 3).join(', ')} exist`);
+    if (outcome.imported !== count)
+      throw new Error(`imported ${outcome.imported} of ${count} endpoints: ${outcome.conflicts.slice(0, 3).join(', ')} exist`);
     for (const e of endpoints.slice(0, 20)) {
       const found = await store.get(e.id);
       if (!found || !tokenMatchesDigest(found.tokenHash, e.token) || !isDeepStrictEqual(found.record, record)) {

@@ -16,10 +16,14 @@ const redocly = join(dirname(fileURLToPath(import.meta.resolve('@redocly/cli/pac
 // A file of this run's own until it is complete: two builds at once never read each other's half.
 const draft = `${out}.${process.pid}.tmp`;
 mkdirSync(dirname(out), { recursive: true });
-execFileSync(process.execPath, [redocly, 'build-docs', join(ROOT, 'packages', 'api', 'openapi.bundled.yaml'), '-o', draft, '--inlineBundle'], {
-  cwd: ROOT, // redocly.yaml
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
+execFileSync(
+  process.execPath,
+  [redocly, 'build-docs', join(ROOT, 'packages', 'api', 'openapi.bundled.yaml'), '-o', draft, '--inlineBundle'],
+  {
+    cwd: ROOT, // redocly.yaml
+    stdio: ['ignore', 'ignore', 'inherit'],
+  },
+);
 const html = readFileSync(draft, 'utf8');
 const REDOCLY_CDN = /https:\/\/cdn\.redoc(?:\.ly|ly\.com)\/[^`"'\s)]*/g;
 const offline = html.replace(REDOCLY_CDN, 'data:,');

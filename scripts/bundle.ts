@@ -14,7 +14,10 @@ mkdirSync(dirname(out), { recursive: true });
 // pnpm deploy wants a folder that does not exist yet; it is made here, complete, then renamed into place.
 const staging = join(mkdtempSync(join(dirname(out), `.${basename(out)}-new-`)), 'bundle');
 try {
-  execFileSync('pnpm', ['--filter', '@chatbridge/server', 'deploy', '--prod', staging], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync('pnpm', ['--filter', '@chatbridge/server', 'deploy', '--prod', staging], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   // A build of the current sources of its own, in place of whatever dist/ the checkout held (pnpm deploy
   // copies that one): the checkout's build, which a running `pnpm start` may be loading, is never touched.
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-server.ts'), join(staging, 'dist')], { cwd: ROOT, stdio: 'inherit' });

@@ -12,5 +12,7 @@ if (!existsSync(main)) {
   process.exit(1);
 }
 const builtAt = statSync(main).mtimeMs;
-const newer = readdirSync(join(SERVER, 'src'), { recursive: true, encoding: 'utf8' }).find((f) => statSync(join(SERVER, 'src', f)).mtimeMs > builtAt);
+const newer = readdirSync(join(SERVER, 'src'), { recursive: true, encoding: 'utf8' }).find(
+  (f) => statSync(join(SERVER, 'src', f)).mtimeMs > builtAt,
+);
 if (newer) console.warn(`chatbridge: packages/server/src/${newer} is newer than the build; run pnpm build to start the current sources.`);

@@ -21,6 +21,7 @@ const steps: Step[] = [
   { name: 'generated code up to date', cmd: ['pnpm', '-s', 'gen:check'], alongside: true },
   { name: 'typecheck', cmd: ['pnpm', '-s', 'typecheck'], alongside: true },
   { name: 'layers (dependency-cruiser)', cmd: ['pnpm', '-s', 'lint:layers'], alongside: true },
+  { name: 'format and lint (Biome)', cmd: ['pnpm', '-s', 'lint'], alongside: true },
   { name: 'spec OWASP lint (Spectral)', cmd: ['pnpm', '-s', 'spec:owasp'], alongside: true },
   { name: 'client package builds', cmd: ['pnpm', '-s', '--filter', '@chatbridge/client', 'build'] },
   { name: 'docs build', cmd: ['pnpm', '-s', 'spec:docs'] },
@@ -67,7 +68,13 @@ const alongside = (async () => {
 async function vitestRun(label: string, projects: string[], report: string): Promise<void> {
   console.log(`\n== vitest (${label})`);
   rmSync(report, { force: true });
-  const args = ['run', ...projects.flatMap((p) => ['--project', p]), '--reporter=default', '--reporter=json', `--outputFile.json=${report}`];
+  const args = [
+    'run',
+    ...projects.flatMap((p) => ['--project', p]),
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${report}`,
+  ];
   const vitest = await new Promise<{ status: number | null }>((resolve) => {
     const child = spawn('vitest', args, { stdio: 'inherit' });
     child.on('error', () => resolve({ status: null }));

@@ -4,7 +4,9 @@ import childProcess from 'node:child_process';
 import { syncBuiltinESMExports } from 'node:module';
 
 const refuse = (name: string) => () => {
-  throw new Error(`child_process.${name}: unit tests do not start processes; list this test file in SPAWNING in vitest.config.ts (the integration project)`);
+  throw new Error(
+    `child_process.${name}: unit tests do not start processes; list this test file in SPAWNING in vitest.config.ts (the integration project)`,
+  );
 };
 for (const name of ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const) {
   Object.assign(childProcess, { [name]: refuse(name) });

@@ -14,7 +14,8 @@ async function start(plan: LoadPlan, root: string, env: NodeJS.ProcessEnv) {
   const child = ipcChild('load generator', [join(root, 'bench/load-child.ts')], env, root);
   const ask = async <T extends LoadReply['type']>(request: LoadRequest, expected: T) => {
     const reply = await child.ask<LoadReply>(request);
-    if (reply.type !== expected) throw new Error(`load generator: ${reply.type === 'failed' ? reply.error : `'${reply.type}' instead of '${expected}'`}`);
+    if (reply.type !== expected)
+      throw new Error(`load generator: ${reply.type === 'failed' ? reply.error : `'${reply.type}' instead of '${expected}'`}`);
     return reply as Extract<LoadReply, { type: T }>;
   };
   try {

@@ -95,7 +95,9 @@ export function ipcChild(name: string, args: string[], env: NodeJS.ProcessEnv, c
   const next = <T>() =>
     new Promise<T>((resolve, reject) => {
       proc.child.once('message', (reply) => resolve(reply as T));
-      void proc.exited.then(({ code, signal }) => reject(new Error(`${name} exited (${signal ?? `code ${code}`}): ${proc.output().trim().slice(-2_000)}`)));
+      void proc.exited.then(({ code, signal }) =>
+        reject(new Error(`${name} exited (${signal ?? `code ${code}`}): ${proc.output().trim().slice(-2_000)}`)),
+      );
     });
   const ask = <T>(message: object) => {
     if (proc.child.connected) proc.child.send(message);
@@ -111,10 +113,15 @@ export function ipcChild(name: string, args: string[], env: NodeJS.ProcessEnv, c
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`. */
-export async function stopChild(target: Spawned | ChildProcess, graceMs = 15_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }> {
+export async function stopChild(
+  target: Spawned | ChildProcess,
+  graceMs = 15_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }> {
   const child = 'child' in target ? target.child : target;
   if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode, killed: false };
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   const end = await done;
@@ -123,7 +130,13 @@ export async function stopChild(target: Spawned | ChildProcess, graceMs = 15_000
 }
 
 /** Runs a node script to completion, killed after `timeoutMs`. */
-export async function runNode(name: string, args: string[], env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+export async function runNode(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
   const p = spawnTracked(name, args, env, cwd);
   const timer = setTimeout(() => p.child.kill('SIGKILL'), timeoutMs);
   const { code } = await p.exited;
@@ -151,7 +164,10 @@ export async function waitUntilServing(url: string, proc: Spawned, timeoutMs: nu
   while (Date.now() < deadline) {
     if (exited) throw new Error(`${proc.name} exited before serving:\n${proc.output().trim() || '(no output)'}`);
     const ok = await fetch(url, { signal: AbortSignal.timeout(1_000) }).then(
-      async (res) => (await res.arrayBuffer(), res.ok),
+      async (res) => {
+        await res.arrayBuffer();
+        return res.ok;
+      },
       () => false,
     );
     if (ok) return;
@@ -185,7 +201,12 @@ export function cpuSecondsOf(pid: number): number | undefined {
 /** CPU seconds the whole machine has been busy (all cores), to see other load during a window. */
 export function machineBusySeconds(): number | undefined {
   try {
-    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n', 1)[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / 100;
   } catch {
     return undefined;

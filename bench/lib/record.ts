@@ -5,8 +5,26 @@ import { type EndpointRecord, initialRecord } from '../../packages/server/src/do
 import { applyUpdate, type UpdateParams } from '../../packages/server/src/domain/update.ts';
 
 const BLACKLIST = [
-  'spam', 'scam', 'phishing', 'free-nitro', 'giveaway', 'crypto-airdrop', 'click-here', 'porn', 'casino',
-  'betting', 'loan', 'viagra', 'xxx', 'hack', 'cheat', 'aimbot', 'followers', 'likes4likes', 'dm-me', 'onlyfans',
+  'spam',
+  'scam',
+  'phishing',
+  'free-nitro',
+  'giveaway',
+  'crypto-airdrop',
+  'click-here',
+  'porn',
+  'casino',
+  'betting',
+  'loan',
+  'viagra',
+  'xxx',
+  'hack',
+  'cheat',
+  'aimbot',
+  'followers',
+  'likes4likes',
+  'dm-me',
+  'onlyfans',
 ];
 
 /**
@@ -20,7 +38,9 @@ const setup = ({ selfuse = true, webhooks }: { selfuse?: boolean; webhooks?: str
     channel_chat_c: 'channel-c-1234',
     channel_chat_d: 'channel-d-0042',
     // .invalid never resolves: nothing the bench does can send a delivery anywhere.
-    webhook_chat_a: webhooks ? `${webhooks}/a` : 'https://hooks.chat-a.invalid/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz012345',
+    webhook_chat_a: webhooks
+      ? `${webhooks}/a`
+      : 'https://hooks.chat-a.invalid/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz012345',
     webhook_chat_b: webhooks ? `${webhooks}/b` : 'https://hooks.chat-b.invalid/hooks/channel-b-1/0123456789abcdef0123456789abcdef',
     blacklist: BLACKLIST.join(','),
     allowed_ids: '912345678901234567,912345678901234568',

@@ -42,6 +42,11 @@ export function checkTargets(results: Measured[]): TargetCheck[] {
     if (missing.length > 0) return { description, target: '', actual: `(${missing.join(', ')} not measured)`, status: 'SKIP' };
     const [value, limit, unit] = check(...(found as Required<Measured>[]));
     const target = `${sense} ${limit} ${unit}`;
-    return { description, target, actual: `${value.toFixed(2)} ${unit}`, status: (sense === '>=' ? value >= limit : value <= limit) ? 'PASS' : 'FAIL' };
+    return {
+      description,
+      target,
+      actual: `${value.toFixed(2)} ${unit}`,
+      status: (sense === '>=' ? value >= limit : value <= limit) ? 'PASS' : 'FAIL',
+    };
   });
 }

@@ -12,7 +12,12 @@ const targets = {} as Record<TargetName, Target>;
 
 // The server runs with its abuse limits on (high enough never to refuse this suite), so the answers
 // carry the RateLimit-* headers they carry in production and the header check below sees them.
-const RATE_LIMITS = { authFailuresPerMinute: 1_000, authFailuresPerAddressPerMinute: 10_000, perEndpointPerSecond: 1_000, backend: { kind: 'memory' as const } };
+const RATE_LIMITS = {
+  authFailuresPerMinute: 1_000,
+  authFailuresPerAddressPerMinute: 10_000,
+  perEndpointPerSecond: 1_000,
+  backend: { kind: 'memory' as const },
+};
 
 /** Every answer the server gave in this file, by operation, for the header check at the end. */
 const serverAnswers: { operationId: string; status: number; headers: Headers }[] = [];
@@ -41,9 +46,7 @@ interface Call {
 
 async function send(target: Target, call: Call): Promise<CapturedResponse & { fromServer?: boolean }> {
   const pairs = Array.isArray(call.query) ? call.query : Object.entries(call.query ?? {});
-  const query = pairs
-    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
-    .join('&');
+  const query = pairs.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).join('&');
   const headers: Record<string, string> = { ...call.headers };
   if (call.bearer !== undefined) headers.authorization = `Bearer ${call.bearer}`;
   if (call.json !== undefined) headers['content-type'] = 'application/json';
@@ -89,7 +92,15 @@ const cases: Case[] = [
     call: (t) => ({
       method: 'POST',
       path: `/update/${ENDPOINT_ID}`,
-      query: { token: t.token, channel_chat_a: '912345678901234500', webhook_chat_a: WEBHOOK_A, blacklist: 'spam,scam', selfuse: 'true', sender: 'chat_a', trigger: 'true' },
+      query: {
+        token: t.token,
+        channel_chat_a: '912345678901234500',
+        webhook_chat_a: WEBHOOK_A,
+        blacklist: 'spam,scam',
+        selfuse: 'true',
+        sender: 'chat_a',
+        trigger: 'true',
+      },
     }),
   },
   {
@@ -156,7 +167,13 @@ const cases: Case[] = [
     name: 'when a parameter is given twice, then 400',
     operationId: 'getEndpoint',
     status: 400,
-    call: (t) => ({ path: `/${ENDPOINT_ID}`, query: [['token', t.token], ['token', t.token]] }),
+    call: (t) => ({
+      path: `/${ENDPOINT_ID}`,
+      query: [
+        ['token', t.token],
+        ['token', t.token],
+      ],
+    }),
   },
   {
     name: 'when an admin creates an endpoint, then 201 with its token',
@@ -399,7 +416,14 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
     controller.abort();
     if (name === 'server') serverAnswers.push({ operationId: 'streamEndpointEvents', status: response.status, headers: response.headers });
     const [retry, event] = text.split('\n\n');
-    expect(violations('streamEndpointEvents', { status: response.status, mediaType: mediaTypeOf(response.headers.get('content-type')), body: text, headers: response.headers })).toEqual([]);
+    expect(
+      violations('streamEndpointEvents', {
+        status: response.status,
+        mediaType: mediaTypeOf(response.headers.get('content-type')),
+        body: text,
+        headers: response.headers,
+      }),
+    ).toEqual([]);
     expect(retry).toBe('retry: 2000');
     const [id, type, number, data] = event!.split('\n');
     expect(id).toMatch(/^id: \d+$/);
@@ -412,7 +436,10 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
   it('when all events are streamed with the admin token, then 200 text/event-stream: retry, then an event with an id and JSON data', async () => {
     const target = targets[name];
     const controller = new AbortController();
-    const response = await fetch(`${target.url}/events`, { headers: { authorization: `Bearer ${target.adminToken}` }, signal: controller.signal });
+    const response = await fetch(`${target.url}/events`, {
+      headers: { authorization: `Bearer ${target.adminToken}` },
+      signal: controller.signal,
+    });
     let text = '';
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     while (text.split('\n\n').length < 3) {
@@ -422,7 +449,14 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
     }
     controller.abort();
     const [retry, event] = text.split('\n\n');
-    expect(violations('streamAllEvents', { status: response.status, mediaType: mediaTypeOf(response.headers.get('content-type')), body: text, headers: response.headers })).toEqual([]);
+    expect(
+      violations('streamAllEvents', {
+        status: response.status,
+        mediaType: mediaTypeOf(response.headers.get('content-type')),
+        body: text,
+        headers: response.headers,
+      }),
+    ).toEqual([]);
     expect(retry).toBe('retry: 2000');
     const [id, type, data] = event!.split('\n');
     expect(id).toMatch(/^id: \d+$/);
@@ -434,11 +468,20 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
   // it) must not promise a browser integration more than the default server gives.
   it('when a bot key reads, updates and marks read an endpoint in place of its token, then 200 with schema-valid records', async () => {
     const target = targets[name];
-    const created = await send(target, { method: 'POST', path: '/admin/bots', bearer: target.adminToken, json: { id: 'contract-reader', platform: 'chat_b' } });
+    const created = await send(target, {
+      method: 'POST',
+      path: '/admin/bots',
+      bearer: target.adminToken,
+      json: { id: 'contract-reader', platform: 'chat_b' },
+    });
     expectCompliant('createBot', created, 201);
     const key = (created.body as { key: string }).key;
     expectCompliant('getEndpoint', await send(target, { path: `/${ENDPOINT_ID}`, bearer: key }), 200);
-    expectCompliant('updateEndpoint', await send(target, { method: 'POST', path: `/update/${ENDPOINT_ID}`, bearer: key, query: { sender: 'chat_b' } }), 200);
+    expectCompliant(
+      'updateEndpoint',
+      await send(target, { method: 'POST', path: `/update/${ENDPOINT_ID}`, bearer: key, query: { sender: 'chat_b' } }),
+      200,
+    );
     expectCompliant('markRead', await send(target, { method: 'POST', path: `/read/${ENDPOINT_ID}`, bearer: key }), 200);
     await send(target, { method: 'DELETE', path: '/admin/bots/contract-reader', bearer: target.adminToken });
   });
@@ -495,20 +538,28 @@ describe('contract: known differences between the server and the mock', () => {
     expect(empty.server.body).toMatchObject({ meta: { message: { content: '' } } });
     expectCompliant('updateEndpoint', empty.mock, 200);
 
-    const { server, mock } = await both((t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, log_chat_a: '' } }));
+    const { server, mock } = await both((t) => ({
+      method: 'POST',
+      path: `/update/${ENDPOINT_ID}`,
+      query: { token: t.token, log_chat_a: '' },
+    }));
     expectCompliant('updateEndpoint', server, 400);
     expect(server.body).toMatchObject({ errors: [{ parameter: 'log_chat_a', in: 'query' }] });
     expectCompliant('updateEndpoint', mock, 200);
   });
 
   it('when a boolean is written True (as Python bots send it), then the server accepts it and the mock refuses it', async () => {
-    const { server, mock } = await both((t) => ({ method: 'POST', path: `/update/${ENDPOINT_ID}`, query: { token: t.token, beta: 'True' } }));
+    const { server, mock } = await both((t) => ({
+      method: 'POST',
+      path: `/update/${ENDPOINT_ID}`,
+      query: { token: t.token, beta: 'True' },
+    }));
     expectCompliant('updateEndpoint', server, 200);
     expect(server.body).toMatchObject({ config: { isbeta: true } });
     expectCompliant('updateEndpoint', mock, 400);
   });
 
-  it('when the mock is asked for a 503, then it answers the server\'s store-unavailable problem with Retry-After', async () => {
+  it("when the mock is asked for a 503, then it answers the server's store-unavailable problem with Retry-After", async () => {
     const response = await fetch(`${targets.mock.url}/${ENDPOINT_ID}?token=${targets.mock.token}`, { headers: { prefer: 'code=503' } });
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('1');

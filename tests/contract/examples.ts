@@ -46,13 +46,18 @@ export function exampleRequest(operationId: string, credentials: { token?: strin
   const secured = (op.security ?? []).some((requirement: Json) => 'adminBearer' in requirement);
   if (secured && credentials.adminToken !== undefined) headers.authorization = `Bearer ${credentials.adminToken}`;
   const json = op.requestBody ? deref(op.requestBody).content?.['application/json'] : undefined;
-  const body = json ? Object.values<Json>(json.examples ?? {}).map((e) => deref(e).value)[0] ?? json.example : undefined;
+  const body = json ? (Object.values<Json>(json.examples ?? {}).map((e) => deref(e).value)[0] ?? json.example) : undefined;
   if (body !== undefined) headers['content-type'] = 'application/json';
   return { method: method.toUpperCase(), path: url, query, headers, body };
 }
 
 /** Sends `request` to `baseUrl`; extra headers (such as `Prefer`) are added to the example's. */
-export function sendExample(baseUrl: string, request: ExampleRequest, extraHeaders: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+export function sendExample(
+  baseUrl: string,
+  request: ExampleRequest,
+  extraHeaders: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
   const query = request.query.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).join('&');
   return fetch(`${baseUrl}${request.path}${query ? `?${query}` : ''}`, {
     method: request.method,

@@ -55,23 +55,32 @@ describe('the mock: documented error responses', () => {
     expect([405, 413, 415, 500].filter((status) => !statuses.includes(status))).toEqual([]);
   });
 
-  it.each(asked)('when $operationId is asked for $status ($declared) with example $example, then the mock answers it as documented', async ({ operationId, example, status }) => {
-    const request = exampleRequest(operationId, { token: MOCK_TOKEN, adminToken: 'any-bearer-will-do' });
-    const response = await capture(await sendExample(mock.url, request, { prefer: `code=${status}, example=${example}` }));
-    expect(response.status).toBe(status);
-    expect(violations(operationId, response)).toEqual([]);
-    if (response.mediaType === 'application/problem+json') expect(response.body).toMatchObject({ status });
-    expect(headerViolations(operationId, response)).toEqual([]);
-  });
+  it.each(asked)(
+    'when $operationId is asked for $status ($declared) with example $example, then the mock answers it as documented',
+    async ({ operationId, example, status }) => {
+      const request = exampleRequest(operationId, { token: MOCK_TOKEN, adminToken: 'any-bearer-will-do' });
+      const response = await capture(await sendExample(mock.url, request, { prefer: `code=${status}, example=${example}` }));
+      expect(response.status).toBe(status);
+      expect(violations(operationId, response)).toEqual([]);
+      if (response.mediaType === 'application/problem+json') expect(response.body).toMatchObject({ status });
+      expect(headerViolations(operationId, response)).toEqual([]);
+    },
+  );
 
-  it.each(operationIds())('when %s is asked for each documented error status by code alone, then the mock answers that status', async (operationId) => {
-    const statuses = Object.keys(operation(operationId).op.responses).filter((key) => Number(key) >= 400);
-    const request = exampleRequest(operationId, { token: MOCK_TOKEN, adminToken: 'any-bearer-will-do' });
-    for (const status of statuses) {
-      const response = await capture(await sendExample(mock.url, request, { prefer: `code=${status}` }));
-      expect({ status: response.status, violations: violations(operationId, response) }).toEqual({ status: Number(status), violations: [] });
-    }
-  });
+  it.each(operationIds())(
+    'when %s is asked for each documented error status by code alone, then the mock answers that status',
+    async (operationId) => {
+      const statuses = Object.keys(operation(operationId).op.responses).filter((key) => Number(key) >= 400);
+      const request = exampleRequest(operationId, { token: MOCK_TOKEN, adminToken: 'any-bearer-will-do' });
+      for (const status of statuses) {
+        const response = await capture(await sendExample(mock.url, request, { prefer: `code=${status}` }));
+        expect({ status: response.status, violations: violations(operationId, response) }).toEqual({
+          status: Number(status),
+          violations: [],
+        });
+      }
+    },
+  );
 });
 
 // Each claim of docs/mock.md's two lists that a request can show.
@@ -112,7 +121,9 @@ describe('the mock: what it checks and what it does not (docs/mock.md)', () => {
   it("when a request breaks one of the server's own rules (an index with no element, an embed that is not an object, a message number never issued), then 200", async () => {
     expect((await update('index=5&channel_chat_a=912345678901234509')).status).toBe(200);
     expect((await update('message_embed=%5B1%5D')).status).toBe(200);
-    const read = await fetch(`${mock.url}/read/912345678901234567?token=${MOCK_TOKEN}&platform=chat_a&message_number=999`, { method: 'POST' });
+    const read = await fetch(`${mock.url}/read/912345678901234567?token=${MOCK_TOKEN}&platform=chat_a&message_number=999`, {
+      method: 'POST',
+    });
     expect(read.status).toBe(200);
   });
 

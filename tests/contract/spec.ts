@@ -64,9 +64,7 @@ export function responseContract(operationId: string, status: number): ResponseC
   const mediaType = media[0];
   const schema = mediaType ? response.content[mediaType].schema : undefined;
   // Compile a $ref into the registered bundle (local refs are rewritten to it), so nested refs resolve.
-  const validate = schema
-    ? ajv.compile(typeof schema.$ref === 'string' ? { $ref: SPEC_ID + schema.$ref } : schema)
-    : undefined;
+  const validate = schema ? ajv.compile(typeof schema.$ref === 'string' ? { $ref: SPEC_ID + schema.$ref } : schema) : undefined;
   const contract = { declared, mediaType, validate };
   cache.set(key, contract);
   return contract;

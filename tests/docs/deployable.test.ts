@@ -63,15 +63,29 @@ describe('the deployable folder', () => {
 
   it("when its CLI is run with plain node, then it provisions on the server's store", () => {
     const env = bareEnvironment({ CHATBRIDGE_SQLITE_PATH: join(scratch, 'data', 'store.sqlite') });
-    expect(execFileSync(process.execPath, [join(bundle, 'dist', 'cli.js'), '--version'], { cwd: scratch, env, encoding: 'utf8' }).trim()).toBe(VERSION);
-    const created = execFileSync(process.execPath, [join(bundle, 'dist', 'cli.js'), 'create', 'deployed'], { cwd: scratch, env, encoding: 'utf8' });
+    expect(
+      execFileSync(process.execPath, [join(bundle, 'dist', 'cli.js'), '--version'], { cwd: scratch, env, encoding: 'utf8' }).trim(),
+    ).toBe(VERSION);
+    const created = execFileSync(process.execPath, [join(bundle, 'dist', 'cli.js'), 'create', 'deployed'], {
+      cwd: scratch,
+      env,
+      encoding: 'utf8',
+    });
     expect(created).toContain('created endpoint deployed');
   });
 
   it('when a browser opens / and follows the docs link, then both pages render from the server alone, with no error and no refused resource', async () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const page = await browser.newPage();
     const outside: string[] = [];

@@ -17,7 +17,15 @@ beforeAll(async () => {
   if (built.status !== 0) throw new Error(`pnpm spec:docs failed:\n${built.stdout}${built.stderr}`);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 afterAll(async () => {
@@ -42,7 +50,14 @@ describe('published docs', () => {
     await page.getByText('Endpoints', { exact: true }).first().click();
     await page.waitForFunction("document.body.innerText.includes('/events/{endpoint}')", undefined, { timeout: 30_000 });
     const text = await page.locator('body').innerText();
-    for (const shown of ['Conventions', 'Read an endpoint', 'Update an endpoint', 'Mark the current message read', '/update/{endpoint}', '/events/{endpoint}']) {
+    for (const shown of [
+      'Conventions',
+      'Read an endpoint',
+      'Update an endpoint',
+      'Mark the current message read',
+      '/update/{endpoint}',
+      '/events/{endpoint}',
+    ]) {
       expect(text).toContain(shown);
     }
     // Redoc's telemetry, when on, sends its first traces about 6 s after load: wait past that.

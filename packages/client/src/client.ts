@@ -1,7 +1,14 @@
 // The promise-based client: one method per operationId, resolving to the typed success body and
 // rejecting with ChatbridgeError on any non-2xx response.
 import { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
-import { type ChangeEvent, type EndpointEvent, type RecordCredential, type StreamEventsOptions, streamAllEvents, streamEndpointEvents } from './events.ts';
+import {
+  type ChangeEvent,
+  type EndpointEvent,
+  type RecordCredential,
+  type StreamEventsOptions,
+  streamAllEvents,
+  streamEndpointEvents,
+} from './events.ts';
 import { rememberMessageNumber } from './messageNumber.ts';
 import { createRawClient, type RawClientOptions } from './raw.ts';
 import type {
@@ -122,12 +129,7 @@ export interface ChatbridgeClient extends ChatbridgeCommonMethods {
   /** `GET /{endpoint}`: reads the endpoint record. */
   getEndpoint(endpoint: string, token: string, options?: CallOptions): Promise<EndpointRecord>;
   /** `POST /update/{endpoint}`: applies `params` atomically and returns the committed record. */
-  updateEndpoint(
-    endpoint: string,
-    token: string,
-    params?: UpdateEndpointParams,
-    options?: CallOptions,
-  ): Promise<EndpointRecord>;
+  updateEndpoint(endpoint: string, token: string, params?: UpdateEndpointParams, options?: CallOptions): Promise<EndpointRecord>;
   /**
    * `POST /remove/{endpoint}`: removes blacklist words, allowed IDs, a bridge (a position of every
    * platform's channels and webhooks) or log channels, atomically; returns the committed record.
@@ -161,7 +163,9 @@ export interface ChatbridgeClient extends ChatbridgeCommonMethods {
 /** With `botKey`, the record methods authenticate with it and take no token (ChatbridgeBotClient). */
 export function createChatbridgeClient(options: ChatbridgeBotClientOptions): ChatbridgeBotClient;
 export function createChatbridgeClient(options: ChatbridgeClientOptions): ChatbridgeClient;
-export function createChatbridgeClient(options: ChatbridgeClientOptions | ChatbridgeBotClientOptions): ChatbridgeClient | ChatbridgeBotClient {
+export function createChatbridgeClient(
+  options: ChatbridgeClientOptions | ChatbridgeBotClientOptions,
+): ChatbridgeClient | ChatbridgeBotClient {
   const raw = createRawClient(options);
   const { adminToken } = options;
   const botKey = 'botKey' in options ? options.botKey : undefined;
@@ -190,7 +194,10 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
       const result = await raw.POST('/update/{endpoint}', {
         // `token` last, so a stray `token` in params (from untyped callers) cannot override it.
         // Members given as `undefined` are left out of the query by openapi-fetch's serialiser.
-        params: { path: { endpoint: pathSegment('updateEndpoint', endpoint) }, query: wellFormed('updateEndpoint', { ...(rest as UpdateQuery), ...auth.query }) },
+        params: {
+          path: { endpoint: pathSegment('updateEndpoint', endpoint) },
+          query: wellFormed('updateEndpoint', { ...(rest as UpdateQuery), ...auth.query }),
+        },
         headers: auth.headers,
         signal: call?.signal ?? null,
       });
@@ -201,7 +208,10 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
       const auth = authOf(credential);
       const { token: _stray, ...rest } = params as RemoveQuery & { token?: unknown };
       const result = await raw.POST('/remove/{endpoint}', {
-        params: { path: { endpoint: pathSegment('remove', endpoint) }, query: wellFormed('remove', { ...(rest as RemoveQuery), ...auth.query }) },
+        params: {
+          path: { endpoint: pathSegment('remove', endpoint) },
+          query: wellFormed('remove', { ...(rest as RemoveQuery), ...auth.query }),
+        },
         headers: auth.headers,
         signal: call?.signal ?? null,
       });
@@ -238,9 +248,7 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
   // Per-request Authorization header for the admin operations; refuses before sending anything.
   function adminHeaders(operationId: string): { Authorization: string } {
     if (!adminToken) {
-      throw new ChatbridgeUsageError(
-        `${operationId} is an admin operation: pass adminToken to createChatbridgeClient() to call it`,
-      );
+      throw new ChatbridgeUsageError(`${operationId} is an admin operation: pass adminToken to createChatbridgeClient() to call it`);
     }
     return { Authorization: `Bearer ${adminToken}` };
   }
@@ -283,7 +291,11 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
     },
 
     async createBot(id, platform, call) {
-      const result = await raw.POST('/admin/bots', { body: { id, platform }, headers: adminHeaders('createBot'), signal: call?.signal ?? null });
+      const result = await raw.POST('/admin/bots', {
+        body: { id, platform },
+        headers: adminHeaders('createBot'),
+        signal: call?.signal ?? null,
+      });
       return unwrap('createBot', result);
     },
 
@@ -332,7 +344,8 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
       remove: (endpoint, params, call) => record.remove(endpoint, key, params, call),
       lookup: (platform, channel, call) => record.lookup(platform, channel, { Authorization: `Bearer ${botKey}` }, call),
       markRead: (endpoint, call) => record.markRead(endpoint, key, call?.platform, call),
-      streamEndpointEvents: (endpoint, streamOptions) => streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), key, streamOptions),
+      streamEndpointEvents: (endpoint, streamOptions) =>
+        streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), key, streamOptions),
       streamAllEvents: (streamOptions) => streamAllEvents(raw, `Bearer ${botKey}`, streamOptions),
     };
     return botClient;
@@ -344,7 +357,8 @@ export function createChatbridgeClient(options: ChatbridgeClientOptions | Chatbr
     remove: (endpoint, token, params, call) => record.remove(endpoint, { token }, params, call),
     lookup: async (platform, channel, call) => record.lookup(platform, channel, adminHeaders('lookup'), call),
     markRead: (endpoint, token, platform, call) => record.markRead(endpoint, { token }, platform, call),
-    streamEndpointEvents: (endpoint, token, streamOptions) => streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), { token }, streamOptions),
+    streamEndpointEvents: (endpoint, token, streamOptions) =>
+      streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), { token }, streamOptions),
     streamAllEvents: (streamOptions) => streamAllEvents(raw, adminHeaders('streamAllEvents').Authorization, streamOptions),
   };
   return tokenClient;
@@ -380,7 +394,9 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 function wellFormed<T extends Record<string, unknown>>(operationId: string, values: T): T {
   for (const [name, value] of Object.entries(values)) {
     if (typeof value === 'string' && LONE_SURROGATE.test(value)) {
-      throw new ChatbridgeUsageError(`${operationId}: ${name} holds half of a character (a lone UTF-16 surrogate, as from text cut in the middle of an emoji)`);
+      throw new ChatbridgeUsageError(
+        `${operationId}: ${name} holds half of a character (a lone UTF-16 surrogate, as from text cut in the middle of an emoji)`,
+      );
     }
   }
   return values;

@@ -78,7 +78,10 @@ type Parsed = EventSourceMessage & { extra: Record<string, string> };
 /** How one stream is opened and its events read: the operation, its request, its events. */
 interface StreamKind<E> {
   operation: string;
-  open(lastEventId: number | undefined, signal: AbortSignal): Promise<{ response: Response; data?: ReadableStream<Uint8Array> | null | undefined; error?: unknown }>;
+  open(
+    lastEventId: number | undefined,
+    signal: AbortSignal,
+  ): Promise<{ response: Response; data?: ReadableStream<Uint8Array> | null | undefined; error?: unknown }>;
   toEvent(message: Parsed): E | undefined;
 }
 
@@ -110,7 +113,11 @@ export function streamEndpointEvents(
 }
 
 /** The stream of all changes (`GET /events`), authorised by `authorization` (`Bearer <bot key or admin token>`). */
-export function streamAllEvents(raw: ChatbridgeRawClient, authorization: string, options: StreamEventsOptions = {}): AsyncIterable<ChangeEvent> {
+export function streamAllEvents(
+  raw: ChatbridgeRawClient,
+  authorization: string,
+  options: StreamEventsOptions = {},
+): AsyncIterable<ChangeEvent> {
   const kind: StreamKind<ChangeEvent> = {
     operation: 'streamAllEvents',
     open: (lastEventId, signal) =>
@@ -143,7 +150,9 @@ async function* run<E extends { id: number }>(kind: StreamKind<E>, options: Stre
     // Until the answer's head arrives: a server or balancer that accepts and never answers is dropped
     // too (readEvents watches the body after that).
     const unanswered =
-      idleTimeoutMs > 0 ? setTimeout(() => connection.abort(new Error(`${OPERATION}: no answer within ${idleTimeoutMs} ms`)), idleTimeoutMs) : undefined;
+      idleTimeoutMs > 0
+        ? setTimeout(() => connection.abort(new Error(`${OPERATION}: no answer within ${idleTimeoutMs} ms`)), idleTimeoutMs)
+        : undefined;
     try {
       const { response, data, error } = await kind.open(lastEventId, connection.signal);
       clearTimeout(unanswered);
@@ -255,7 +264,7 @@ function toEndpointEvent(message: Parsed): EndpointEvent | undefined {
   if (!Number.isSafeInteger(id) || !isObject(record)) {
     throw new StreamProtocolError(`streamEndpointEvents: a ${message.event} event without a numeric id and a JSON record`);
   }
-  const number = jsonOf(message.extra['messageNumber']);
+  const number = jsonOf(message.extra.messageNumber);
   return { id, type: message.event, record: record as unknown as EndpointRecord, messageNumber: isMessageNumber(number) ? number : null };
 }
 
@@ -266,8 +275,8 @@ function toChangeEvent(message: Parsed): ChangeEvent | undefined {
   const fail = () => new StreamProtocolError(`streamAllEvents: a ${message.event} event without a numeric id and its JSON data`);
   if (!Number.isSafeInteger(id) || !isObject(data)) throw fail();
   if (message.event === 'reset') {
-    if (data['endpoint'] !== null && typeof data['endpoint'] !== 'string') throw fail();
-    return { id, type: 'reset', endpoint: data['endpoint'] };
+    if (data.endpoint !== null && typeof data.endpoint !== 'string') throw fail();
+    return { id, type: 'reset', endpoint: data.endpoint };
   }
   const { endpoint, version, messageNumber, record } = data;
   if (typeof endpoint !== 'string' || !Number.isSafeInteger(version) || !isMessageNumber(messageNumber) || !isObject(record)) throw fail();

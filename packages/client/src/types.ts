@@ -34,7 +34,9 @@ type Optional<T> = { [K in keyof T]?: T[K] | undefined };
  * without `webhook_chat_c`/`webhook_chat_d`: the spec keeps them for bots that send them, but the
  * server ignores them (those platforms have no webhooks).
  */
-export type UpdateEndpointParams = Optional<Omit<NonNullable<operations['updateEndpoint']['parameters']['query']>, 'token' | 'webhook_chat_c' | 'webhook_chat_d'>>;
+export type UpdateEndpointParams = Optional<
+  Omit<NonNullable<operations['updateEndpoint']['parameters']['query']>, 'token' | 'webhook_chat_c' | 'webhook_chat_d'>
+>;
 
 /** Query parameters of `remove` (`removeFromEndpoint`), without `token` (the client passes that separately). */
 export type RemoveParams = Optional<Omit<NonNullable<operations['removeFromEndpoint']['parameters']['query']>, 'token'>>;

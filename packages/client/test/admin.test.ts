@@ -96,9 +96,7 @@ describe('admin operations', () => {
     const error = await call(client).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(ChatbridgeUsageError);
-    expect((error as Error).message).toBe(
-      `${name} is an admin operation: pass adminToken to createChatbridgeClient() to call it`,
-    );
+    expect((error as Error).message).toBe(`${name} is an admin operation: pass adminToken to createChatbridgeClient() to call it`);
     expect(requests).toHaveLength(0);
   });
 

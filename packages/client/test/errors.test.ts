@@ -50,17 +50,13 @@ describe('errors', () => {
 
     const error = await rejection(client.getEndpoint(ENDPOINT, TOKEN));
 
-    expect(error.message).toBe(
-      'getEndpoint failed with 401: Unauthorized: The token is missing or not valid for this endpoint.',
-    );
+    expect(error.message).toBe('getEndpoint failed with 401: Unauthorized: The token is missing or not valid for this endpoint.');
     expect(error.message).not.toContain(TOKEN);
   });
 
   test('accepts a problem+json content type with parameters and keeps extension members', async () => {
     const body = { ...PROBLEMS.notFound, retryable: false };
-    const { client } = setup(() =>
-      problemResponse(body, { headers: { 'content-type': 'Application/Problem+JSON; charset=utf-8' } }),
-    );
+    const { client } = setup(() => problemResponse(body, { headers: { 'content-type': 'Application/Problem+JSON; charset=utf-8' } }));
 
     const error = await rejection(client.deleteEndpoint(ENDPOINT));
 

@@ -28,7 +28,13 @@ describe('markRead', () => {
   });
 
   test('rejects with the problem on 400', async () => {
-    const problem = { type: 'https://chatbridge.dev/problems#validation', title: 'Invalid request', status: 400, detail: 'platform: bad', message: 'platform: bad' };
+    const problem = {
+      type: 'https://chatbridge.dev/problems#validation',
+      title: 'Invalid request',
+      status: 400,
+      detail: 'platform: bad',
+      message: 'platform: bad',
+    };
     const { client } = setup(() => Response.json(problem, { status: 400, headers: { 'content-type': 'application/problem+json' } }));
     const error = await client.markRead(ENDPOINT, TOKEN, 'chat_a').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ChatbridgeError);

@@ -13,8 +13,12 @@ describe('@chatbridge/client package', () => {
     const out = mkdtempSync(join(tmpdir(), 'chatbridge-pack-'));
     execFileSync('pnpm', ['pack', '--pack-destination', out], { cwd: PACKAGE_DIR, stdio: 'pipe' });
     const tarball = readdirSync(out).find((f) => f.endsWith('.tgz'))!;
-    const files = execFileSync('tar', ['-tzf', join(out, tarball)], { encoding: 'utf8' }).trim().split('\n');
-    expect(files).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/README.md', 'package/package.json']));
+    const files = execFileSync('tar', ['-tzf', join(out, tarball)], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
+    expect(files).toEqual(
+      expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/README.md', 'package/package.json']),
+    );
     expect(files.filter((f) => f.startsWith('package/src/') || f.startsWith('package/test/'))).toEqual([]);
 
     const manifest = JSON.parse(execFileSync('tar', ['-xzOf', join(out, tarball), 'package/package.json'], { encoding: 'utf8' }));
@@ -45,7 +49,10 @@ describe('@chatbridge/client package', () => {
         ].join('\n'),
       );
       // One install command, the registry's packages only: the client's own dependencies come with it.
-      execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball, 'typescript@5.9.3'], { cwd: app, stdio: 'pipe' });
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball, 'typescript@5.9.3'], {
+        cwd: app,
+        stdio: 'pipe',
+      });
       const tsc = join(app, 'node_modules', 'typescript', 'bin', 'tsc');
       const args = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', 'use.ts'];
       const result = (() => {

@@ -28,7 +28,12 @@ describe('remove', () => {
   });
 
   test('rejects with the problem on 400, naming the parameter', async () => {
-    const problem = { ...PROBLEMS.validation, detail: 'bridge: no bridge at position 4', message: 'bridge: no bridge at position 4', errors: [{ parameter: 'bridge', in: 'query' as const, message: 'no bridge at position 4' }] };
+    const problem = {
+      ...PROBLEMS.validation,
+      detail: 'bridge: no bridge at position 4',
+      message: 'bridge: no bridge at position 4',
+      errors: [{ parameter: 'bridge', in: 'query' as const, message: 'no bridge at position 4' }],
+    };
     const { client } = setup(() => problemResponse(problem));
     const error = await client.remove(ENDPOINT, TOKEN, { bridge: 4 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ChatbridgeError);

@@ -73,7 +73,11 @@ describe('streamEndpointEvents', () => {
 
     const events = await collect(client.streamEndpointEvents(ENDPOINT, TOKEN, { reconnect: false }));
 
-    expect(events.map((e) => [e.id, e.messageNumber])).toEqual([[5, 3], [6, null], [7, null]]);
+    expect(events.map((e) => [e.id, e.messageNumber])).toEqual([
+      [5, 3],
+      [6, null],
+      [7, null],
+    ]);
     expectTypeOf(events[0]!.messageNumber).toEqualTypeOf<number | null>();
   });
 
@@ -98,7 +102,9 @@ describe('streamEndpointEvents', () => {
   });
 
   test('when the stream has event types this client does not know, then they are skipped', async () => {
-    const { client } = setup((request) => eventStream(request, ['event: notice\ndata: {}\n\n', 'data: plain message\n\n', event(3)]).response);
+    const { client } = setup(
+      (request) => eventStream(request, ['event: notice\ndata: {}\n\n', 'data: plain message\n\n', event(3)]).response,
+    );
 
     expect((await collect(client.streamEndpointEvents(ENDPOINT, TOKEN, { reconnect: false }))).map((e) => e.id)).toEqual([3]);
   });
@@ -163,7 +169,9 @@ describe('streamEndpointEvents', () => {
   test('when the response is not text/event-stream, then the iteration rejects without retrying', async () => {
     const { client, requests } = setup(() => Response.json(RECORD));
 
-    await expect(collect(client.streamEndpointEvents(ENDPOINT, TOKEN, { retryMs: 1 }))).rejects.toThrow(/expected a text\/event-stream response, got application\/json/);
+    await expect(collect(client.streamEndpointEvents(ENDPOINT, TOKEN, { retryMs: 1 }))).rejects.toThrow(
+      /expected a text\/event-stream response, got application\/json/,
+    );
     expect(requests).toHaveLength(1);
   });
 

@@ -10,7 +10,9 @@ describe('updateEndpoint', () => {
     const cut = 'hello 😀'.slice(0, 7); // ends in a lone high surrogate
 
     await expect(client.updateEndpoint(ENDPOINT, TOKEN, { message_content: cut })).rejects.toThrow(ChatbridgeUsageError);
-    await expect(client.updateEndpoint(ENDPOINT, TOKEN, { message_content: cut })).rejects.toThrow(/message_content holds half of a character/);
+    await expect(client.updateEndpoint(ENDPOINT, TOKEN, { message_content: cut })).rejects.toThrow(
+      /message_content holds half of a character/,
+    );
     expect(requests).toHaveLength(0);
     // Whole emoji are fine.
     await client.updateEndpoint(ENDPOINT, TOKEN, { message_content: 'hello 😀' });
@@ -68,9 +70,7 @@ describe('updateEndpoint', () => {
     await client.updateEndpoint(ENDPOINT, TOKEN, { message_content: TRICKY });
 
     const query = rawQuery(only());
-    expect(query).toBe(
-      `message_content=a%26b%3Fc%23d%25e%2Bf%20%22q%22%20%27q%27%20%C3%BC%20%F0%9F%8E%89&token=${TOKEN}`,
-    );
+    expect(query).toBe(`message_content=a%26b%3Fc%23d%25e%2Bf%20%22q%22%20%27q%27%20%C3%BC%20%F0%9F%8E%89&token=${TOKEN}`);
     // URLSearchParams decodes like the server does (a raw `+` would become a space): the value survives.
     expect(new URL(only().url).searchParams.get('message_content')).toBe(TRICKY);
   });

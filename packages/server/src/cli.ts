@@ -99,7 +99,7 @@ program
 
 program
   .command('rotate')
-  .description("issue a new token for an endpoint; the old one stops working at once")
+  .description('issue a new token for an endpoint; the old one stops working at once')
   .argument('<id>', 'endpoint ID', endpointId)
   .action((id: string) =>
     withStore(async (store, baseUrl) => {

@@ -42,7 +42,10 @@ const EnvSchema = z.object({
     .string()
     .refine((v) => v.trim().length >= 16, 'must be at least 16 characters, not counting blanks')
     .refine((v) => v === v.trim(), 'must not begin or end with blanks (they cannot be sent in a bearer token)')
-    .refine((v) => /^[\x20-\x7e]*$/.test(v), 'must be printable ASCII (HTTP clients cannot send other characters in a header as the server reads them)')
+    .refine(
+      (v) => /^[\x20-\x7e]*$/.test(v),
+      'must be printable ASCII (HTTP clients cannot send other characters in a header as the server reads them)',
+    )
     .optional(),
   // Unset: postgres when DATABASE_URL is set (see storeKindOf), else sqlite.
   CHATBRIDGE_STORE: z.preprocess(unsetIfEmpty, z.enum(['sqlite', 'postgres']).optional()),
@@ -79,7 +82,12 @@ const EnvSchema = z.object({
   CHATBRIDGE_CORS_ORIGINS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
     .refine((list) => list.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), 'must be comma-separated origins like https://app.example.com'),
 });
 
@@ -111,9 +119,7 @@ export interface AppConfig {
   managementPort: number | undefined;
 }
 
-export type StoreConfig =
-  | { kind: 'sqlite'; sqlitePath: string }
-  | { kind: 'postgres'; databaseUrl: string; poolSize: number };
+export type StoreConfig = { kind: 'sqlite'; sqlitePath: string } | { kind: 'postgres'; databaseUrl: string; poolSize: number };
 
 export class ConfigError extends Error {}
 
@@ -135,7 +141,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): AppConfig {
     if (!env.DATABASE_URL) {
       lines.push('  DATABASE_URL: required when CHATBRIDGE_STORE=postgres (postgres://user:password@host:5432/database)');
     } else if (!/^postgres(ql)?:\/\/\S+$/.test(env.DATABASE_URL) || !URL.canParse(env.DATABASE_URL)) {
-      const why = env.CHATBRIDGE_STORE ? '' : '; with CHATBRIDGE_STORE unset, DATABASE_URL selects PostgreSQL (set CHATBRIDGE_STORE=sqlite for the embedded store)';
+      const why = env.CHATBRIDGE_STORE
+        ? ''
+        : '; with CHATBRIDGE_STORE unset, DATABASE_URL selects PostgreSQL (set CHATBRIDGE_STORE=sqlite for the embedded store)';
       lines.push(`  DATABASE_URL: must be a postgres:// or postgresql:// URL (check the host and the port)${why}`);
     }
   }

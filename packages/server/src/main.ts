@@ -89,21 +89,24 @@ async function main(): Promise<void> {
     // First the drain window: still serving, but /-/ready answers 503, so load balancers take the
     // instance out before it stops accepting connections.
     running.readiness.draining = true;
-    if (config.drainMs > 0) logger.info({ signal, drainSeconds: config.drainMs / 1000 }, 'shutting down: not ready, still serving during the drain window');
+    if (config.drainMs > 0)
+      logger.info({ signal, drainSeconds: config.drainMs / 1000 }, 'shutting down: not ready, still serving during the drain window');
     const drained = new Promise<void>((resolve) => setTimeout(resolve, config.drainMs));
-    drained.then(() => {
-      logger.info({ signal }, 'shutting down: draining in-flight requests and deliveries');
-      return running.close();
-    }).then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error({ err }, 'error while stopping');
-        process.exit(1);
-      },
-    );
+    drained
+      .then(() => {
+        logger.info({ signal }, 'shutting down: draining in-flight requests and deliveries');
+        return running.close();
+      })
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'error while stopping');
+          process.exit(1);
+        },
+      );
   };
   onSignal = stop;
   if (requested) stop(requested);

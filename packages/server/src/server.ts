@@ -181,7 +181,13 @@ export async function listen(deps: AppDeps, port: number, host: string, options:
       answerEarly(res, 404, problemFor(404, 'Only /-/live, /-/ready and /-/metrics are served on the management port.'));
     };
     try {
-      management = await serve(probes, options.managementPort, host, (server) => (server.maxConnections = MANAGEMENT_MAX_CONNECTIONS), 'CHATBRIDGE_MANAGEMENT_PORT');
+      management = await serve(
+        probes,
+        options.managementPort,
+        host,
+        (server) => (server.maxConnections = MANAGEMENT_MAX_CONNECTIONS),
+        'CHATBRIDGE_MANAGEMENT_PORT',
+      );
     } catch (error) {
       await main.close();
       throw error;

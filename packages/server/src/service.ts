@@ -22,7 +22,14 @@ export interface ServiceOptions {
   validateResponses: boolean;
   messageTtlMs: number;
   clock?: () => number;
-  relay?: { leaseMs?: number; pollMs?: number; requestTimeoutMs?: number; stopGraceMs?: number; maxInFlight?: number; maxInFlightPerEndpoint?: number };
+  relay?: {
+    leaseMs?: number;
+    pollMs?: number;
+    requestTimeoutMs?: number;
+    stopGraceMs?: number;
+    maxInFlight?: number;
+    maxInFlightPerEndpoint?: number;
+  };
   /** Browser origins allowed to call the record operations (CORS); default none. */
   corsOrigins?: string[];
   /** Abuse limits; default off (the server's configuration turns them on). */
@@ -84,7 +91,11 @@ export async function startService(options: ServiceOptions, port: number, host: 
     ...(options.relay?.maxInFlight !== undefined && { maxInFlight: options.relay.maxInFlight }),
     ...(options.relay?.maxInFlightPerEndpoint !== undefined && { maxInFlightPerEndpoint: options.relay.maxInFlightPerEndpoint }),
   });
-  const events = await startEvents({ store, logger: logger.child({ component: 'events' }), ...(options.events && { settings: options.events }) });
+  const events = await startEvents({
+    store,
+    logger: logger.child({ component: 'events' }),
+    ...(options.events && { settings: options.events }),
+  });
   const rateLimits = await createRateLimits(
     options.rateLimits ?? { authFailuresPerMinute: 0, perEndpointPerSecond: 0, backend: { kind: 'memory' } },
     logger,

@@ -2,4 +2,5 @@
 // sources (src/) and the build (dist/), in the checkout and in the deployable folder alike.
 import { readFileSync } from 'node:fs';
 
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;

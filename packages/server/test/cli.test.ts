@@ -153,7 +153,13 @@ describe('the CLI reads the configuration the server reads', () => {
   it('when --version is given, then it prints the version of the packages', async () => {
     const result = await cliIn(process.cwd(), process.env, '--version');
     const root = join(SRC, '..', '..', '..');
-    const manifests = ['package.json', 'packages/api/package.json', 'packages/client/package.json', 'packages/server/package.json', 'tests/package.json'];
+    const manifests = [
+      'package.json',
+      'packages/api/package.json',
+      'packages/client/package.json',
+      'packages/server/package.json',
+      'tests/package.json',
+    ];
     const versions = manifests.map((m) => (JSON.parse(readFileSync(join(root, m), 'utf8')) as { version: string }).version);
     expect(new Set(versions)).toEqual(new Set(['1.0.0'])); // one version for the whole release
     const version = versions[0];
@@ -163,7 +169,10 @@ describe('the CLI reads the configuration the server reads', () => {
   it('when PORT and HOST are set in chatbridge.env, not in the shell, then the curl line the CLI prints reaches the server started beside it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chatbridge-envfile-'));
     const port = await freePort();
-    writeFileSync(join(dir, 'chatbridge.env'), `# shared by the server and the CLI\nHOST=127.0.0.1\nPORT=${port}\nCHATBRIDGE_SQLITE_PATH=${join(dir, 'store.sqlite')}\n`);
+    writeFileSync(
+      join(dir, 'chatbridge.env'),
+      `# shared by the server and the CLI\nHOST=127.0.0.1\nPORT=${port}\nCHATBRIDGE_SQLITE_PATH=${join(dir, 'store.sqlite')}\n`,
+    );
     const env = environmentWithout('PORT', 'HOST', 'CHATBRIDGE_SQLITE_PATH', 'CHATBRIDGE_PUBLIC_URL', 'CHATBRIDGE_ENV_FILE');
     server = spawn(process.execPath, [join(SRC, 'main.ts')], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
@@ -180,7 +189,12 @@ describe('the CLI reads the configuration the server reads', () => {
 
   it('when CHATBRIDGE_PUBLIC_URL is set, then the curl line names it instead of HOST and PORT', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'chatbridge-cli-'));
-    const created = await cliWithEnv(dir, { CHATBRIDGE_PUBLIC_URL: 'https://bridge.example.com/', HOST: '0.0.0.0', PORT: '8090' }, 'create', 'public');
+    const created = await cliWithEnv(
+      dir,
+      { CHATBRIDGE_PUBLIC_URL: 'https://bridge.example.com/', HOST: '0.0.0.0', PORT: '8090' },
+      'create',
+      'public',
+    );
     expect(created.stdout).toContain('curl "https://bridge.example.com/public?token=');
   });
 
@@ -230,7 +244,10 @@ describe('newcomer path', () => {
   it('when the configuration is invalid, then the server refuses to start and names the setting', async () => {
     const result: { code: number; stderr: string } = await run(process.execPath, [join(SRC, 'main.ts')], {
       env: { ...process.env, PORT: 'eighty' },
-    }).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('PORT');
   });

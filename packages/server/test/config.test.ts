@@ -6,7 +6,14 @@ import { describeStore } from '../src/store/open.ts';
 
 describe('loadConfig', () => {
   it('when a boolean variable is written in any letter case, or as 1/0, then it is read as the boolean', () => {
-    for (const [value, expected] of [['TRUE', true], ['True', true], ['1', true], ['false', false], ['FALSE', false], ['0', false]] as const) {
+    for (const [value, expected] of [
+      ['TRUE', true],
+      ['True', true],
+      ['1', true],
+      ['false', false],
+      ['FALSE', false],
+      ['0', false],
+    ] as const) {
       expect(loadConfig({ CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: value }).allowPrivateWebhooks).toBe(expected);
     }
   });
@@ -59,12 +66,20 @@ describe('loadConfig', () => {
   it('when the connection limits are set, then they are read; unset, 10,000 in all and 1,000 per address', () => {
     expect(loadConfig({}).connections).toEqual({ max: 10_000, perAddress: 1_000 });
     expect(loadConfig({ CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '0' }).connections.perAddress).toBe(0); // 0 turns the cap off
-    expect(loadConfig({ CHATBRIDGE_MAX_CONNECTIONS: '500', CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '20' }).connections).toEqual({ max: 500, perAddress: 20 });
+    expect(loadConfig({ CHATBRIDGE_MAX_CONNECTIONS: '500', CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '20' }).connections).toEqual({
+      max: 500,
+      perAddress: 20,
+    });
     expect(() => loadConfig({ CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS: '-1' })).toThrow(/CHATBRIDGE_MAX_CONNECTIONS_PER_ADDRESS/);
   });
 
   it('when a numeric variable is empty or blank, then its default applies: an empty rate limit does not switch the limit off', () => {
-    const config = loadConfig({ CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: '', CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: ' ', CHATBRIDGE_MESSAGE_TTL_SECONDS: '', CHATBRIDGE_PG_POOL_SIZE: '' });
+    const config = loadConfig({
+      CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: '',
+      CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: ' ',
+      CHATBRIDGE_MESSAGE_TTL_SECONDS: '',
+      CHATBRIDGE_PG_POOL_SIZE: '',
+    });
     expect(config.rateLimits).toEqual({ authFailuresPerMinute: 10, authFailuresPerAddressPerMinute: 3_000, perEndpointPerSecond: 50 });
     expect(config.messageTtlMs).toBe(30_000);
     expect(loadConfig({ CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: '0' }).rateLimits.perEndpointPerSecond).toBe(0); // 0 still turns it off
@@ -97,11 +112,16 @@ describe('loadConfig', () => {
   });
 
   it('when the store is described for the start-up log, then PostgreSQL shows host, port and database name, never the user or password', () => {
-    expect(describeStore({ kind: 'postgres', databaseUrl: 'postgres://chat:s3cret@db.internal:5433/chatbridge?sslmode=require', poolSize: 10 })).toEqual({
+    expect(
+      describeStore({ kind: 'postgres', databaseUrl: 'postgres://chat:s3cret@db.internal:5433/chatbridge?sslmode=require', poolSize: 10 }),
+    ).toEqual({
       store: 'postgres',
       database: 'db.internal:5433/chatbridge',
     });
-    expect(describeStore({ kind: 'postgres', databaseUrl: 'postgresql://chat:s3cret@[::1]/cb', poolSize: 10 })).toEqual({ store: 'postgres', database: '[::1]:5432/cb' });
+    expect(describeStore({ kind: 'postgres', databaseUrl: 'postgresql://chat:s3cret@[::1]/cb', poolSize: 10 })).toEqual({
+      store: 'postgres',
+      database: '[::1]:5432/cb',
+    });
     expect(describeStore({ kind: 'sqlite', sqlitePath: './data/x.sqlite' })).toEqual({ store: 'sqlite', sqlitePath: './data/x.sqlite' });
   });
 

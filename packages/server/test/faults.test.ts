@@ -87,14 +87,18 @@ async function crashRun(under: StoreUnderTest, killAfter: number) {
 
 describe('crash durability (SIGKILL mid-stream)', () => {
   const stores = [['sqlite', sqliteStore], ...(DATABASE_URL ? [['postgres', postgresStore] as const] : [])] as const;
-  it.each(stores)('%s: when the server is killed, then every update answered 200 is there after restart', async (name, open) => {
-    for (const killAfter of [60, 150]) {
-      const result = await crashRun(await open(), killAfter);
-      console.log(`[crash] ${name} kill after ${killAfter}: ${JSON.stringify({ ...result, lost: result.lost.length })}`);
-      expect(result.lost).toEqual([]);
-      expect(result.acknowledged).toBeGreaterThanOrEqual(killAfter);
-    }
-  }, 60_000);
+  it.each(stores)(
+    '%s: when the server is killed, then every update answered 200 is there after restart',
+    async (name, open) => {
+      for (const killAfter of [60, 150]) {
+        const result = await crashRun(await open(), killAfter);
+        console.log(`[crash] ${name} kill after ${killAfter}: ${JSON.stringify({ ...result, lost: result.lost.length })}`);
+        expect(result.lost).toEqual([]);
+        expect(result.acknowledged).toBeGreaterThanOrEqual(killAfter);
+      }
+    },
+    60_000,
+  );
 });
 
 describe("SQLite: another process's write lock", () => {
@@ -157,7 +161,6 @@ describe('graceful shutdown (SIGTERM)', () => {
     expect(server.log()).not.toContain('shutdown took too long');
   }, 30_000);
 
-
   it('when SIGTERM arrives during a webhook delivery, then the delivery finishes and is acknowledged, and the process exits 0 promptly', async () => {
     const receiver = await startReceiver();
     try {
@@ -166,9 +169,14 @@ describe('graceful shutdown (SIGTERM)', () => {
       const env = { ...under.env, CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true' };
       const server = await startServerProcess(env);
       const u = (q: string) => `${server.url}/update/drain?token=${token}&${q}`;
-      await fetch(u(`selfuse=true&channel_chat_a=a-0000-chan&webhook_chat_a=${encodeURIComponent(receiver.url('drain-a'))}&channel_chat_b=b-0000-chan`), {
-        method: 'POST',
-      });
+      await fetch(
+        u(
+          `selfuse=true&channel_chat_a=a-0000-chan&webhook_chat_a=${encodeURIComponent(receiver.url('drain-a'))}&channel_chat_b=b-0000-chan`,
+        ),
+        {
+          method: 'POST',
+        },
+      );
       receiver.script({ status: 200, delayMs: 1500 });
       await fetch(u('sender=chat_b&sender_channel=b-0000-chan&message_content=draining&trigger=true'), { method: 'POST' });
       await eventually(() => receiver.received.length === 1);

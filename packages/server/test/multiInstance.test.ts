@@ -137,9 +137,7 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
   it('when 300 appends arrive at once, alternating between the instances, then every one of them survives', async () => {
     const { id, token } = await a.client.createEndpoint('appends');
     const words = Array.from({ length: 300 }, (_, i) => `word-${i}`);
-    const results = await Promise.allSettled(
-      words.map((blacklist, i) => (i % 2 ? a : b).client.updateEndpoint(id, token, { blacklist })),
-    );
+    const results = await Promise.allSettled(words.map((blacklist, i) => (i % 2 ? a : b).client.updateEndpoint(id, token, { blacklist })));
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     for (const instance of [a, b]) {
       expect(new Set((await instance.client.getEndpoint(id, token)).config.blacklist)).toEqual(new Set(words));
@@ -238,7 +236,10 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
     const ids = ['all-1', 'all-2', 'all-3'];
     const tokens = await Promise.all(ids.map(async (id) => (await a.client.createEndpoint(id)).token));
     const open = async (instance: Instance, lastEventId?: string) => {
-      const stream = await openSse(`${instance.url}/events`, { authorization: `Bearer ${ADMIN_TOKEN}`, ...(lastEventId && { 'last-event-id': lastEventId }) });
+      const stream = await openSse(`${instance.url}/events`, {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        ...(lastEventId && { 'last-event-id': lastEventId }),
+      });
       expect(stream.response.status).toBe(200);
       expect((await stream.next())?.retry).toBe(2000);
       return stream;
@@ -265,7 +266,9 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
     expect(seen.every((block) => block.event === 'change')).toBe(true);
     const positions = seen.map((block) => Number(block.id));
     for (let i = 1; i < positions.length; i++) expect(positions[i]).toBeGreaterThan(positions[i - 1]!);
-    const data = seen.map((block) => JSON.parse(block.data!) as { endpoint: string; version: number; record: { config: { blacklist: string[] } } });
+    const data = seen.map(
+      (block) => JSON.parse(block.data!) as { endpoint: string; version: number; record: { config: { blacklist: string[] } } },
+    );
     for (const id of ids) {
       const mine = data.filter((d) => d.endpoint === id);
       // Each version once, in order, each with the record of its version (one more word each).
@@ -283,7 +286,8 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
         let body = '';
         req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
         req.on('end', () => {
-          if (req.method === 'POST') posts.push({ url: req.url ?? '', idempotencyKey: req.headers['idempotency-key'] as string | undefined, body });
+          if (req.method === 'POST')
+            posts.push({ url: req.url ?? '', idempotencyKey: req.headers['idempotency-key'] as string | undefined, body });
           res.writeHead(204).end();
         });
       });
@@ -303,7 +307,12 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
       const { id, token } = await a.client.createEndpoint('self-user');
       // Each list is empty, so the appended values stand at index 0: the chat_c channel bridges to
       // chat_a's channel 0 and its webhook 0.
-      await a.client.updateEndpoint(id, token, { selfuse: true, channel_chat_a: '912345678901234500', webhook_chat_a: webhook, channel_chat_c: channelC });
+      await a.client.updateEndpoint(id, token, {
+        selfuse: true,
+        channel_chat_a: '912345678901234500',
+        webhook_chat_a: webhook,
+        channel_chat_c: channelC,
+      });
 
       await a.client.updateEndpoint(id, token, {
         sender: 'chat_c',
@@ -314,7 +323,10 @@ describe.runIf(!!process.env.DATABASE_URL)('two server instances on one PostgreS
 
       // The relay marks chat_a read after the 2xx; chat_c sent it and chat_b/chat_d have no
       // channels, so the message is then finished and the record idle again.
-      await waitFor(async () => posts.length >= 1 && (await b.client.getEndpoint(id, token)).meta.trigger === false, 'the delivery and the return to idle');
+      await waitFor(
+        async () => posts.length >= 1 && (await b.client.getEndpoint(id, token)).meta.trigger === false,
+        'the delivery and the return to idle',
+      );
       await new Promise((resolve) => setTimeout(resolve, 2000)); // room for a duplicate to show up
       expect(posts).toHaveLength(1);
       expect(posts[0]!.url).toBe(hookPath);

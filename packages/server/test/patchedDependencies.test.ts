@@ -11,7 +11,8 @@ import { parse as parseYaml } from 'yaml';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const requireFromServer = createRequire(join(ROOT, 'packages/server/package.json'));
 const patched = Object.entries(
-  (parseYaml(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')) as { patchedDependencies?: Record<string, string> }).patchedDependencies ?? {},
+  (parseYaml(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')) as { patchedDependencies?: Record<string, string> })
+    .patchedDependencies ?? {},
 );
 
 /** The lines each file of a unified diff adds, by the file's path in the package. */

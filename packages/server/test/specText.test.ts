@@ -7,7 +7,7 @@ import { isProblemStatus, problemFor } from '../src/http/problem.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
-describe('the spec\'s problem types', () => {
+describe("the spec's problem types", () => {
   it('when the server can answer a problem of some status, then the table of the Problem schema documents its type fragment with that status', () => {
     const spec = readFileSync(join(ROOT, 'openapi/components/schemas/Problem.yaml'), 'utf8');
     const statuses = Array.from({ length: 500 }, (_, i) => i + 100).filter(isProblemStatus);

@@ -14,7 +14,10 @@ const MAIN = join(import.meta.dirname, '..', 'src', 'main.ts');
 const DATABASE_URL = process.env.DATABASE_URL;
 
 function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', CHATBRIDGE_STORE: 'sqlite', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', CHATBRIDGE_STORE: 'sqlite', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
@@ -27,7 +30,10 @@ describe.runIf(!!DATABASE_URL)('start-up against a PostgreSQL that cannot be use
     missing.pathname = '/chatbridge_no_such_database';
     const refused = new URL(DATABASE_URL!);
     refused.port = '1'; // nothing listens there
-    for (const [url, says] of [[missing, 'does not exist'], [refused, 'ECONNREFUSED']] as const) {
+    for (const [url, says] of [
+      [missing, 'does not exist'],
+      [refused, 'ECONNREFUSED'],
+    ] as const) {
       const { code, output } = await start({ CHATBRIDGE_STORE: 'postgres', DATABASE_URL: url.toString() });
       expect(code).toBe(1);
       expect(output).toMatch(new RegExp(`^chatbridge failed to start: the store cannot be opened: .*${says}`, 'm'));
@@ -46,8 +52,16 @@ describe.runIf(!!DATABASE_URL)('start-up with DATABASE_URL alone', () => {
       const server = await startServerProcess({ CHATBRIDGE_STORE: '', DATABASE_URL: url.toString() });
       server.child.kill('SIGTERM');
       await server.exited;
-      const started = server.log().split('\n').map((line) => (line.startsWith('{') ? (JSON.parse(line) as Record<string, unknown>) : {})).find((l) => 'url' in l)!;
-      expect(started).toMatchObject({ store: 'postgres', database: `${url.hostname}:${url.port || '5432'}${url.pathname}`, version: '1.0.0' });
+      const started = server
+        .log()
+        .split('\n')
+        .map((line) => (line.startsWith('{') ? (JSON.parse(line) as Record<string, unknown>) : {}))
+        .find((l) => 'url' in l)!;
+      expect(started).toMatchObject({
+        store: 'postgres',
+        database: `${url.hostname}:${url.port || '5432'}${url.pathname}`,
+        version: '1.0.0',
+      });
       expect(server.log()).not.toContain('never-logged-pw');
     } finally {
       await db.drop();
@@ -68,7 +82,9 @@ describe('start-up where the server cannot listen', () => {
       ] as const) {
         const { code, output } = await start({ ...env, CHATBRIDGE_SQLITE_PATH: join(dir, 'store.sqlite') });
         expect(code).toBe(1);
-        expect(output).toMatch(new RegExp(`^chatbridge failed to start: cannot listen on ${env.HOST}:${env.PORT} \\(check HOST and PORT\\): .*${says}`, 'm'));
+        expect(output).toMatch(
+          new RegExp(`^chatbridge failed to start: cannot listen on ${env.HOST}:${env.PORT} \\(check HOST and PORT\\): .*${says}`, 'm'),
+        );
         expect(output).not.toContain('store');
         expect(output).not.toMatch(/^\s+at /m); // no stack trace
       }

@@ -88,7 +88,9 @@ function useServerBehindProxy(endpointId: string, { sharedRateLimits = false } =
     const databaseUrl = env.proxy.url(env.db.url);
     env.server = await startTestServer({
       store: await openStore({ kind: 'postgres', databaseUrl, poolSize: 4 }),
-      ...(sharedRateLimits && { rateLimits: { authFailuresPerMinute: 10, perEndpointPerSecond: 50, backend: { kind: 'postgres' as const, databaseUrl } } }),
+      ...(sharedRateLimits && {
+        rateLimits: { authFailuresPerMinute: 10, perEndpointPerSecond: 50, backend: { kind: 'postgres' as const, databaseUrl } },
+      }),
     });
     env.token = await env.server.provision(endpointId);
   });
@@ -144,7 +146,10 @@ describe.runIf(!!DATABASE_URL)('store outage (PostgreSQL stops answering, rate l
     const started = Date.now();
     const [read, update] = await Promise.all([
       fetch(`${env.server.url}/stall-1?token=${env.token}`, { signal: AbortSignal.timeout(20_000) }),
-      fetch(`${env.server.url}/update/stall-1?token=${env.token}&channel_chat_c=during-stall`, { method: 'POST', signal: AbortSignal.timeout(20_000) }),
+      fetch(`${env.server.url}/update/stall-1?token=${env.token}&channel_chat_c=during-stall`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(20_000),
+      }),
     ]);
     expect([read.status, update.status]).toEqual([503, 503]);
     expect(Date.now() - started).toBeLessThan(15_000);

@@ -21,8 +21,12 @@ export async function post(token: string, text: string | undefined, signal?: Abo
   const params: UpdateEndpointParams = { message_content: text, sender: 'chat_c', trigger: true };
   await client.updateEndpoint('my-community', token, params, { signal });
   for await (const event of client.streamEndpointEvents('my-community', token, { lastEventId: undefined, signal })) void event;
-  // @ts-expect-error chat_c has no webhooks: the server ignores every value
-  await client.updateEndpoint('my-community', token, { webhook_chat_c: 'https://chat-c.example.com/hooks/1/abcdefghijklmnopqrstuvwxyz0123456789' });
-  // @ts-expect-error chat_d has no webhooks either
-  await client.updateEndpoint('my-community', token, { webhook_chat_d: 'https://chat-d.example.com/hooks/1/abcdefghijklmnopqrstuvwxyz0123456789' });
+  await client.updateEndpoint('my-community', token, {
+    // @ts-expect-error chat_c has no webhooks: the server ignores every value
+    webhook_chat_c: 'https://chat-c.example.com/hooks/1/abcdefghijklmnopqrstuvwxyz0123456789',
+  });
+  await client.updateEndpoint('my-community', token, {
+    // @ts-expect-error chat_d has no webhooks either
+    webhook_chat_d: 'https://chat-d.example.com/hooks/1/abcdefghijklmnopqrstuvwxyz0123456789',
+  });
 }

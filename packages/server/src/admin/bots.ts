@@ -25,7 +25,9 @@ export type CreateBotOutcome = { kind: 'created'; issued: IssuedBotKey } | { kin
 export async function createBot(store: EndpointStore, id: string, platform: Platform): Promise<CreateBotOutcome> {
   if ((await store.listBots()).length >= MAX_BOTS) return { kind: 'full' };
   const key = issueBotKey();
-  return (await store.createBot({ id, platform, keyHash: hashToken(key) })) ? { kind: 'created', issued: { id, platform, key } } : { kind: 'taken' };
+  return (await store.createBot({ id, platform, keyHash: hashToken(key) }))
+    ? { kind: 'created', issued: { id, platform, key } }
+    : { kind: 'taken' };
 }
 
 /** undefined when there is no such bot. The old key stops working with this call (see bots/keyCache.ts for other instances). */

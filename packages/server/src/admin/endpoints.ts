@@ -19,7 +19,8 @@ const ENDPOINT_TOKEN = /^[A-Za-z0-9_-]{71,85}$/;
  */
 export function existingTokenProblem(token: string): string | undefined {
   if (!ENDPOINT_TOKEN.test(token)) return 'must be 71 to 85 characters of A-Z a-z 0-9 _ - (what bots can present)';
-  if (token.startsWith(TOKEN_PREFIX)) return `is one chatbridge issued (${TOKEN_PREFIX}...): it belongs to its own endpoint; give only tokens of the original service`;
+  if (token.startsWith(TOKEN_PREFIX))
+    return `is one chatbridge issued (${TOKEN_PREFIX}...): it belongs to its own endpoint; give only tokens of the original service`;
   return undefined;
 }
 

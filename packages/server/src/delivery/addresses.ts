@@ -8,7 +8,7 @@
 //   address).
 // - `allowPrivateWebhooks` (CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE, development only) turns every check off.
 import dns from 'node:dns';
-import net from 'node:net';
+import type net from 'node:net';
 import { classifyAddress, literalHostRange } from '../domain/addressRanges.ts';
 
 export { classifyAddress, isForbiddenAddress } from '../domain/addressRanges.ts';

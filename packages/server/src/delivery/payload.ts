@@ -84,7 +84,6 @@ export function truncate(text: string, max: number): string {
 
 const present = (v: string | null | undefined): v is string => typeof v === 'string' && v.length > 0;
 
-
 function replyQuote(author: string | null, message: string, limit: number): string {
   const lines = truncate(message, limit).split(/\r\n|\r|\n/);
   const who = present(author) ? `**${author.replace(/[\r\n]+/g, ' ')}**: ` : '';
@@ -145,7 +144,8 @@ export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
     if (over > 0 && quoted > PAYLOAD_LIMITS.replyQuoteMin) {
       // The longest quote that fits. Not `quoted - over`: every line break cut from the replied-to text
       // also takes its "> " prefix, so the rendered quote shrinks faster than its source.
-      const fits = (limit: number) => joined(replyQuote(message.reply.author, replied, limit), text, links).length <= PAYLOAD_LIMITS.content;
+      const fits = (limit: number) =>
+        joined(replyQuote(message.reply.author, replied, limit), text, links).length <= PAYLOAD_LIMITS.content;
       let lo: number = PAYLOAD_LIMITS.replyQuoteMin;
       let hi = quoted - 1;
       while (lo < hi) {

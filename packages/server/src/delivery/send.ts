@@ -96,13 +96,7 @@ function errorCodes(error: unknown, seen = new Set<unknown>()): string[] {
   return [...own, ...nested];
 }
 
-const TIMEOUT_CODES = new Set([
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'ETIMEDOUT',
-  'TimeoutError',
-]);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT', 'TimeoutError']);
 
 function classifyError(error: unknown): SendOutcome {
   const codes = errorCodes(error);

@@ -3,7 +3,11 @@
 import type { Platform } from './record.ts';
 
 /** Why a request acting for `acting` may not name `named` (as `sender`, or `markRead`'s `platform`), if it may not. */
-export function platformRefusal(acting: Platform | undefined, named: Platform | undefined, parameter: 'sender' | 'platform'): string | undefined {
+export function platformRefusal(
+  acting: Platform | undefined,
+  named: Platform | undefined,
+  parameter: 'sender' | 'platform',
+): string | undefined {
   if (acting === undefined || named === undefined || named === acting) return undefined;
   return `This bot key acts for ${acting}; ${parameter} ${named} is not its platform. Nothing was applied.`;
 }

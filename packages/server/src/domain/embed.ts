@@ -39,7 +39,8 @@ export function parseEmbed(text: string): EmbedParse {
       if (!isObject(f) || typeof f.name !== 'string' || typeof f.value !== 'string') {
         return { ok: false, problem: `fields[${i}] must be an object with string "name" and "value"` };
       }
-      if (hasControlCharacter(f.name) || hasControlCharacter(f.value)) return { ok: false, problem: `fields[${i}] ${CONTROL_CHARACTERS_PROBLEM}` };
+      if (hasControlCharacter(f.name) || hasControlCharacter(f.value))
+        return { ok: false, problem: `fields[${i}] ${CONTROL_CHARACTERS_PROBLEM}` };
       if (f.inline !== undefined && f.inline !== null && typeof f.inline !== 'boolean') {
         return { ok: false, problem: `fields[${i}].inline must be a boolean` };
       }

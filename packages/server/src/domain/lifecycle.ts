@@ -1,7 +1,7 @@
 // The message lifecycle, pure. States: idle (trigger false, message fields initial) and pending
 // (trigger true). trigger=true starts a message (a new sequence number); when every platform has read
 // it, or its TTL passes, the record returns to idle. Config is never touched here.
-import type { Decision, DeliveryDraft, MessageState, Row } from './row.ts';
+import type { Decision, DeliveryDraft, Row } from './row.ts';
 import { type EndpointRecord, type Platform, PLATFORMS, WEBHOOK_PLATFORMS, emptyMessage, initialRecord } from './record.ts';
 
 export type { Row };
@@ -52,11 +52,7 @@ export function isExpired(row: Row, now: number, ttlMs: number): boolean {
  * sender gets the webhook at that position, if it has one. `payloadFor` returns undefined when the
  * message has nothing a webhook could show.
  */
-export function planDeliveries(
-  row: Row,
-  expiresAt: number,
-  payloadFor: (record: EndpointRecord) => string | undefined,
-): DeliveryDraft[] {
+export function planDeliveries(row: Row, expiresAt: number, payloadFor: (record: EndpointRecord) => string | undefined): DeliveryDraft[] {
   const { config, meta } = row.record;
   if (!config['self-user'] || !isPending(row.record) || meta.sender === null || meta['sender-channel'] === null) return [];
   const bridge = config.channels[meta.sender].indexOf(meta['sender-channel']);

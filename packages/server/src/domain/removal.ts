@@ -16,7 +16,6 @@ export type { CommittedRow };
 /** The removal's query parameters, without the token (authentication is not the domain's business). */
 export type RemovalParams = Omit<NonNullable<operations['removeFromEndpoint']['parameters']['query']>, 'token'>;
 
-
 export type RemovalOutcome =
   /** `json` is `record` as JSON.stringify writes it; `removedWebhooks` the webhooks no longer in the record. */
   | { ok: true; record: EndpointRecord; json: string; changed: boolean; removedWebhooks: { platform: Platform; url: string }[] }
@@ -26,7 +25,11 @@ export type RemovalResult =
   | { kind: 'ok'; record: EndpointRecord; json: string; state: MessageState }
   | { kind: 'invalid'; issues: Issue[] };
 
-const splitCommaList = (value: string) => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+const splitCommaList = (value: string) =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 
 /** Elements of `list` whose key is not among the keys of `values`. */
 function without(list: string[], values: string[], key: (v: string) => string): string[] {
@@ -43,11 +46,17 @@ export function applyRemoval(recordJson: string, params: RemovalParams): Removal
   const config = next.config;
   const issues: Issue[] = [];
 
-  for (const [parameter, raw] of [['blacklist', params.blacklist], ['allowed_ids', params.allowed_ids]] as const) {
-    if (raw !== undefined && splitCommaList(raw).length === 0) issues.push(queryIssue(parameter, 'must contain at least one non-empty item'));
+  for (const [parameter, raw] of [
+    ['blacklist', params.blacklist],
+    ['allowed_ids', params.allowed_ids],
+  ] as const) {
+    if (raw !== undefined && splitCommaList(raw).length === 0)
+      issues.push(queryIssue(parameter, 'must contain at least one non-empty item'));
   }
-  if (params.blacklist !== undefined) config.blacklist = without(config.blacklist, splitCommaList(params.blacklist), (v) => v.toLowerCase());
-  if (params.allowed_ids !== undefined) config['allowed-ids'] = without(config['allowed-ids'], splitCommaList(params.allowed_ids), (v) => v);
+  if (params.blacklist !== undefined)
+    config.blacklist = without(config.blacklist, splitCommaList(params.blacklist), (v) => v.toLowerCase());
+  if (params.allowed_ids !== undefined)
+    config['allowed-ids'] = without(config['allowed-ids'], splitCommaList(params.allowed_ids), (v) => v);
 
   const removedWebhooks: { platform: Platform; url: string }[] = [];
   const bridge = params.bridge;

@@ -11,4 +11,6 @@ export const isReservedEndpointId = (id: string): boolean => RESERVED.has(id.toL
 
 /** Why `id` cannot be an endpoint's, if it cannot (the text a 400 or a refusal names it with). */
 export const reservedIdProblem = (id: string): string | undefined =>
-  isReservedEndpointId(id) ? `"${id}" is reserved: it names a route of the service (${RESERVED_ENDPOINT_IDS.join(', ')}, in any letter case)` : undefined;
+  isReservedEndpointId(id)
+    ? `"${id}" is reserved: it names a route of the service (${RESERVED_ENDPOINT_IDS.join(', ')}, in any letter case)`
+    : undefined;

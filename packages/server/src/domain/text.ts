@@ -10,6 +10,7 @@ export const NO_CONTROL_CHARACTERS_PATTERN = '^[^\\x00-\\x08\\x0B\\x0C\\x0E-\\x1
 const CONTROL_CHARACTER = /[\x00-\x08\x0B\x0C\x0E-\x1F]/;
 
 /** What the 400 says of a text holding one. */
-export const CONTROL_CHARACTERS_PROBLEM = 'must not contain control characters (U+0000 to U+001F) other than tab, line feed and carriage return';
+export const CONTROL_CHARACTERS_PROBLEM =
+  'must not contain control characters (U+0000 to U+001F) other than tab, line feed and carriage return';
 
 export const hasControlCharacter = (text: string): boolean => CONTROL_CHARACTER.test(text);

@@ -18,8 +18,7 @@ export interface UpdatePolicy {
 
 export type UpdateOutcome =
   /** `json` is `record` as JSON.stringify writes it, for the store and the reply to reuse. */
-  | { ok: true; record: EndpointRecord; json: string; changed: boolean }
-  | { ok: false; issues: Issue[] };
+  { ok: true; record: EndpointRecord; json: string; changed: boolean } | { ok: false; issues: Issue[] };
 
 /** A list parameter: which list it targets and how its values compare. */
 interface ListTarget {
@@ -71,21 +70,25 @@ function allowedIdProblem(value: string): string | undefined {
 }
 
 const LIST_TARGETS: ListTarget[] = [
-  ...(['chat_a', 'chat_b'] as const).map((p): ListTarget => ({
-    parameter: `webhook_${p}`,
-    select: (r) => r.config.webhooks[p],
-    limit: LIST_LIMITS.perPlatform,
-    commaList: false,
-    key: exact,
-    validate: webhookProblem,
-  })),
-  ...PLATFORMS.map((p): ListTarget => ({
-    parameter: `channel_${p}`,
-    select: (r) => r.config.channels[p],
-    limit: LIST_LIMITS.perPlatform,
-    commaList: false,
-    key: exact,
-  })),
+  ...(['chat_a', 'chat_b'] as const).map(
+    (p): ListTarget => ({
+      parameter: `webhook_${p}`,
+      select: (r) => r.config.webhooks[p],
+      limit: LIST_LIMITS.perPlatform,
+      commaList: false,
+      key: exact,
+      validate: webhookProblem,
+    }),
+  ),
+  ...PLATFORMS.map(
+    (p): ListTarget => ({
+      parameter: `channel_${p}`,
+      select: (r) => r.config.channels[p],
+      limit: LIST_LIMITS.perPlatform,
+      commaList: false,
+      key: exact,
+    }),
+  ),
   { parameter: 'blacklist', select: (r) => r.config.blacklist, limit: LIST_LIMITS.blacklist, commaList: true, key: caseless },
   {
     parameter: 'allowed_ids',
@@ -97,7 +100,11 @@ const LIST_TARGETS: ListTarget[] = [
   },
 ];
 
-const splitCommaList = (value: string) => value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+const splitCommaList = (value: string) =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 /**
  * Attachment URLs are split only at a comma that starts the next URL (`,https://`, `, http://`): a
  * comma inside a URL (`/resize,w_100/photo.png`) is part of it. Commas and blanks that end an item
@@ -108,7 +115,6 @@ const splitUrlList = (value: string) =>
     .split(/,(?=[\s,]*https?:\/\/)/i)
     .map((s) => s.replace(/^[\s,]+|[\s,]+$/g, ''))
     .filter((s) => s.length > 0);
-
 
 /**
  * Applies `params` to the record given as its JSON text, as both stores commit it (the output of
@@ -154,7 +160,9 @@ function applyLists(next: EndpointRecord, params: UpdateParams, policy: UpdatePo
   // webhook_chat_c/d are list parameters of the seed too, accepted and ignored (those platforms have no webhooks).
   const ignoredLists = params.webhook_chat_c !== undefined || params.webhook_chat_d !== undefined;
   if (index !== undefined && given.length === 0 && !ignoredLists) {
-    issues.push(queryIssue('index', 'index needs at least one list parameter (webhook_chat_a, webhook_chat_b, channel_*, blacklist, allowed_ids)'));
+    issues.push(
+      queryIssue('index', 'index needs at least one list parameter (webhook_chat_a, webhook_chat_b, channel_*, blacklist, allowed_ids)'),
+    );
   }
   for (const target of given) {
     const raw = String(params[target.parameter]);
@@ -244,7 +252,12 @@ function applyMessage(next: EndpointRecord, params: UpdateParams, issues: Issue[
     if (urls.length === 0 || !urls.every(isHttpUrl)) {
       issues.push(queryIssue('message_attachments', 'must be one or more comma-separated absolute http(s) URLs'));
     } else if (short !== undefined) {
-      issues.push(queryIssue('message_attachments', `each URL must be at least ${MIN_ATTACHMENT_URL_LENGTH} characters ('${short}' has ${codePoints(short)})`));
+      issues.push(
+        queryIssue(
+          'message_attachments',
+          `each URL must be at least ${MIN_ATTACHMENT_URL_LENGTH} characters ('${short}' has ${codePoints(short)})`,
+        ),
+      );
     } else {
       message.attachments = urls.map(encodeCharactersNotInUrls);
     }

@@ -24,8 +24,7 @@ export interface UpdateContext extends UpdatePolicy {
 
 export type UpdateResult =
   /** `json`: the record's JSON text, sent as it is (it is what was committed). */
-  | { kind: 'ok'; record: EndpointRecord; json: string; queued: number; state: MessageState }
-  | { kind: 'invalid'; issues: Issue[] };
+  { kind: 'ok'; record: EndpointRecord; json: string; queued: number; state: MessageState } | { kind: 'invalid'; issues: Issue[] };
 
 export function decideUpdate(current: CommittedRow, params: UpdateParams, context: UpdateContext): Decision<UpdateResult> {
   const outcome = applyUpdate(current.recordJson, params, context);

@@ -22,7 +22,11 @@ export const getDocs = ({ docsFile = BUILT_DOCS_FILE }: Pick<AppDeps, 'docsFile'
     res.setHeader('Content-Security-Policy', DOCS_CSP);
     // An error after the head went out is the client leaving mid-file: nothing more to answer.
     return new Promise<void>((resolve, reject) =>
-      res.sendFile(docsFile, { headers: { 'Content-Type': 'text/html; charset=utf-8' }, cacheControl: false, lastModified: false, etag: false }, (err) => (err && !res.headersSent ? reject(err) : resolve())),
+      res.sendFile(
+        docsFile,
+        { headers: { 'Content-Type': 'text/html; charset=utf-8' }, cacheControl: false, lastModified: false, etag: false },
+        (err) => (err && !res.headersSent ? reject(err) : resolve()),
+      ),
     );
   };
 };

@@ -4,5 +4,8 @@ import type { Handler } from '../http/operations.ts';
 export const getMetrics =
   ({ metrics }: AppDeps): Handler =>
   async (_req, res) => {
-    res.status(200).type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    res
+      .status(200)
+      .type(metrics.registry.contentType)
+      .send(await metrics.registry.metrics());
   };

@@ -6,7 +6,13 @@ const STORE_PING_TIMEOUT_MS = 1000;
 function pingWithin(ping: Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, ms, false)));
-  return Promise.race([ping.then(() => true, () => false), timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    ping.then(
+      () => true,
+      () => false,
+    ),
+    timeout,
+  ]).finally(() => clearTimeout(timer));
 }
 
 export const getReadiness =

@@ -10,7 +10,8 @@ export const lookupEndpoints =
   ({ store, bots, adminTokenHash }: AppDeps): Handler =>
   async (req, res) => {
     // A bot key of any platform may look up any platform's channel: a bot relays between platforms.
-    if (!authenticateBot(req, bots) && !presentsAdminToken(req, adminTokenHash)) throw new HttpProblem(401, KEY_OR_ADMIN_UNAUTHORIZED_DETAIL);
+    if (!authenticateBot(req, bots) && !presentsAdminToken(req, adminTokenHash))
+      throw new HttpProblem(401, KEY_OR_ADMIN_UNAUTHORIZED_DETAIL);
     const { platform, channel } = queryOf(req, 'lookupEndpoints');
     // One more than listed: whether there are more is known without counting them all.
     const found = await store.lookupChannel(platform, channel, LOOKUP_MAX_MATCHES + 1);

@@ -14,7 +14,13 @@ export const markRead =
     const { platform: named, message_number: number } = queryOf(req, 'markRead');
     // A token's holder acts for no platform in particular, so it must name one (a bot key's is its own).
     if (named === undefined && !presentsBotKey(req)) {
-      throw invalid([{ parameter: 'platform', in: 'query', message: 'is required when authenticating with the token (a bot key marks its own platform)' }]);
+      throw invalid([
+        {
+          parameter: 'platform',
+          in: 'query',
+          message: 'is required when authenticating with the token (a bot key marks its own platform)',
+        },
+      ]);
     }
     const result = await store.update<MarkReadResult | Refused>(pathParam(req, 'endpoint'), (current) => {
       const actor = authenticate(req, current, bots);

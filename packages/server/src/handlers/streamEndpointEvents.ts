@@ -20,7 +20,10 @@ export const streamEndpointEvents =
     const byKey = actor.kind === 'bot';
     if (events.full(endpointId)) {
       res.setHeader('Retry-After', String(STREAM_RETRY_AFTER_SECONDS));
-      throw new HttpProblem(429, `This endpoint has ${events.settings.maxPerEndpoint} event streams open on this server; close one or retry later.`);
+      throw new HttpProblem(
+        429,
+        `This endpoint has ${events.settings.maxPerEndpoint} event streams open on this server; close one or retry later.`,
+      );
     }
     openEventStream({
       store,

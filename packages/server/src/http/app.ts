@@ -6,7 +6,7 @@
 // operations check the admin token there), all of it behind one Express layer (pipeline.ts); then a
 // problem+json 404 for anything unmatched, and one error handler for every error.
 import cors from 'cors';
-import express, { type Express, type Request, type RequestHandler } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { bundledSpecPath } from '@chatbridge/api';
 import { buildHandlers } from '../handlers/index.ts';
@@ -18,7 +18,14 @@ import { inOneLayer } from './pipeline.ts';
 import { readAhead } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
-import { booleanQueryNames, parseQueryOnce, pathTemplatesOf, queryParser, queryParametersOfType, requestHygiene } from './requestHygiene.ts';
+import {
+  booleanQueryNames,
+  parseQueryOnce,
+  pathTemplatesOf,
+  queryParser,
+  queryParametersOfType,
+  requestHygiene,
+} from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem, isAdminPath } from './problem.ts';
 
@@ -41,7 +48,10 @@ const answerHeadAsGet: RequestHandler = (req, res, next) => {
  * hashes a label object on every call.
  */
 function requestMetrics({ metrics }: AppDeps): CompletionObserver {
-  type Children = { count: ReturnType<AppDeps['metrics']['httpRequests']['labels']>; duration: ReturnType<AppDeps['metrics']['httpDuration']['labels']> };
+  type Children = {
+    count: ReturnType<AppDeps['metrics']['httpRequests']['labels']>;
+    duration: ReturnType<AppDeps['metrics']['httpDuration']['labels']>;
+  };
   const children = new Map<string, Children>(); // a few operations times a few statuses
   const childrenOf = (operation: string, status: number) => {
     const key = `${operation} ${status}`;
@@ -65,7 +75,15 @@ function requestMetrics({ metrics }: AppDeps): CompletionObserver {
  */
 function corsPolicy({ corsOrigins }: AppDeps): RequestHandler {
   // A page may read the headers the contract gives meaning to, not only the CORS-safelisted ones.
-  const exposedHeaders = ['Chatbridge-Message-Number', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate'];
+  const exposedHeaders = [
+    'Chatbridge-Message-Number',
+    'RateLimit-Limit',
+    'RateLimit-Remaining',
+    'RateLimit-Reset',
+    'Retry-After',
+    'X-Request-Id',
+    'WWW-Authenticate',
+  ];
   const allow = cors({ origin: corsOrigins, methods: ['GET', 'POST'], maxAge: 600, exposedHeaders });
   return (req, res, next) => (isAdminPath(req.path) ? next() : allow(req, res, next));
 }

@@ -32,7 +32,11 @@ function credentialOf(req: Request): Credential | undefined {
     const key = acceptsBotKey(req) ? bearerOf(req) : undefined;
     const token = req.query.token;
     found =
-      key !== undefined ? { kind: 'botKey', digest: hashToken(key) } : typeof token === 'string' ? { kind: 'token', digest: hashToken(token) } : null;
+      key !== undefined
+        ? { kind: 'botKey', digest: hashToken(key) }
+        : typeof token === 'string'
+          ? { kind: 'token', digest: hashToken(token) }
+          : null;
     credentials.set(req, found);
   }
   return found ?? undefined;
@@ -56,7 +60,9 @@ export function credentialCheck(bots: BotKeyCache): RequestHandler {
   return (req, _res, next) => {
     if (!acceptsBotKey(req) || bearerOf(req) === undefined) return next();
     if (req.query.token !== undefined) {
-      return next(invalid([{ parameter: 'token', in: 'query', message: 'give either the token or a bot key (Authorization: Bearer), not both' }]));
+      return next(
+        invalid([{ parameter: 'token', in: 'query', message: 'give either the token or a bot key (Authorization: Bearer), not both' }]),
+      );
     }
     const reload = bots.fresh();
     if (!reload) return next();

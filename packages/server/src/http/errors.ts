@@ -24,8 +24,7 @@ import { openapiOf } from './operations.ts';
  * Whether the request's credential is the admin bearer token: the admin API's paths, and operations
  * elsewhere that the spec secures with it (lookupEndpoints).
  */
-const takesAdminBearer = (req: Request) =>
-  isAdminPath(req.path) || (openapiOf(req).schema?.security ?? []).some((s) => 'adminBearer' in s);
+const takesAdminBearer = (req: Request) => isAdminPath(req.path) || (openapiOf(req).schema?.security ?? []).some((s) => 'adminBearer' in s);
 
 interface Answer {
   status: ProblemStatus;
@@ -44,8 +43,16 @@ export type IssuesBesideValidator = (req: Request) => Issue[];
 
 function toProblem(err: unknown, req: Request, besideValidator: IssuesBesideValidator): Answer {
   if (err instanceof HttpProblem) return fromHttpProblem(err);
-  if (err instanceof StoreUnavailableError) return { status: 503, detail: 'The store is unavailable; retry shortly.', retryAfterSeconds: 1 };
-  const e = err as { status?: number; statusCode?: number; type?: string; errors?: ValidatorErrorItem[]; message?: string; headers?: { Allow?: unknown } };
+  if (err instanceof StoreUnavailableError)
+    return { status: 503, detail: 'The store is unavailable; retry shortly.', retryAfterSeconds: 1 };
+  const e = err as {
+    status?: number;
+    statusCode?: number;
+    type?: string;
+    errors?: ValidatorErrorItem[];
+    message?: string;
+    headers?: { Allow?: unknown };
+  };
   const status = e.status ?? e.statusCode ?? 500;
   if (e.type === 'entity.parse.failed') return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'is not valid JSON' }]));
   if (e.type === 'entity.too.large') return { status: 413, detail: 'The request body is too large.' };
@@ -58,7 +65,11 @@ function toProblem(err: unknown, req: Request, besideValidator: IssuesBesideVali
   if (status === 415 && e.type === 'encoding.unsupported') return { status: 415, detail: 'Unsupported Content-Encoding.' };
   if (status === 401 || status === 403) {
     const schemes = (openapiOf(req).schema?.security ?? []).flatMap((s) => Object.keys(s));
-    const detail = !takesAdminBearer(req) ? UNAUTHORIZED_DETAIL : schemes.includes('botKey') ? KEY_OR_ADMIN_UNAUTHORIZED_DETAIL : ADMIN_UNAUTHORIZED_DETAIL;
+    const detail = !takesAdminBearer(req)
+      ? UNAUTHORIZED_DETAIL
+      : schemes.includes('botKey')
+        ? KEY_OR_ADMIN_UNAUTHORIZED_DETAIL
+        : ADMIN_UNAUTHORIZED_DETAIL;
     return { status: 401, detail };
   }
   if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
@@ -66,7 +77,11 @@ function toProblem(err: unknown, req: Request, besideValidator: IssuesBesideVali
     const declared = typeof e.headers?.Allow === 'string' ? e.headers.Allow.toUpperCase() : undefined;
     // Every GET is also answered as HEAD (app.ts), so a path that has GET allows HEAD too.
     const allow = declared && /\bGET\b/.test(declared) && !/\bHEAD\b/.test(declared) ? `${declared}, HEAD` : declared;
-    return { status: 405, detail: `This method is not allowed at this path${allow ? `; it allows ${allow}` : ''}.`, ...(allow && { allow }) };
+    return {
+      status: 405,
+      detail: `This method is not allowed at this path${allow ? `; it allows ${allow}` : ''}.`,
+      ...(allow && { allow }),
+    };
   }
   if (status === 413) return { status: 413, detail: 'The request is too large.' };
   if (status === 415) return { status: 415, detail: 'Send application/json.' };
@@ -78,11 +93,15 @@ export function problemErrorHandler(logger: Logger, besideValidator: IssuesBesid
   return (err, req, res, _next) => {
     const p = toProblem(err, req, besideValidator);
     if (p.unexpected) (req.log ?? logger).error({ err }, 'unexpected error');
-    else if (p.status === 503) (req.log ?? logger).warn({ err: { message: (err as Error).message, cause: String((err as Error).cause) } }, 'store unavailable');
+    else if (p.status === 503)
+      (req.log ?? logger).warn({ err: { message: (err as Error).message, cause: String((err as Error).cause) } }, 'store unavailable');
     if (res.headersSent) return;
     if (p.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(p.retryAfterSeconds));
     if (p.allow !== undefined) res.setHeader('Allow', p.allow);
     if (p.status === 401) res.setHeader('WWW-Authenticate', challengeFor(takesAdminBearer(req)));
-    res.status(p.status).type('application/problem+json').json(problemFor(p.status, p.detail, req.path, p.errors));
+    res
+      .status(p.status)
+      .type('application/problem+json')
+      .json(problemFor(p.status, p.detail, req.path, p.errors));
   };
 }

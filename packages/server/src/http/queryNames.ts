@@ -71,7 +71,8 @@ export function queryNameIssues(names: QueryNames, query: Record<string, unknown
   const issues: Issue[] = [];
   for (const name of Object.keys(query)) {
     if (!names.known.has(name)) issues.push({ parameter: name, in: 'query', message: 'unknown parameter' });
-    else if (query[name] === '' && !names.emptyAllowed.has(name)) issues.push({ parameter: name, in: 'query', message: 'must not be empty' });
+    else if (query[name] === '' && !names.emptyAllowed.has(name))
+      issues.push({ parameter: name, in: 'query', message: 'must not be empty' });
   }
   return issues;
 }

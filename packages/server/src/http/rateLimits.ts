@@ -110,7 +110,9 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   const rate = settings.perEndpointPerSecond;
   const shared: SharedCounters | undefined =
     settings.backend.kind === 'postgres' && (perPair > 0 || perAddress > 0 || rate > 0)
-      ? await openSharedCounters(settings.backend.databaseUrl, (message) => logger.warn({ err: { message } }, 'rate-limit database connection dropped'))
+      ? await openSharedCounters(settings.backend.databaseUrl, (message) =>
+          logger.warn({ err: { message } }, 'rate-limit database connection dropped'),
+        )
       : undefined;
   const counters = shared?.counters;
   const make: Factory = (limit) =>
@@ -121,7 +123,10 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
   const countsFailures = pairFailures !== undefined || addressFailures !== undefined;
   const perEndpoint =
     rate > 0
-      ? withBurst(make({ keyPrefix: 'endpoint', points: rate, duration: 1 }), make({ keyPrefix: 'endpoint-burst', points: rate, duration: BURST_WINDOW_SECONDS }))
+      ? withBurst(
+          make({ keyPrefix: 'endpoint', points: rate, duration: 1 }),
+          make({ keyPrefix: 'endpoint-burst', points: rate, duration: BURST_WINDOW_SECONDS }),
+        )
       : undefined;
 
   // Blocks known to this instance, until when (epoch ms): keyed `address` (the ceiling) or
@@ -171,7 +176,12 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
       const until = addressBlock ?? blockOf(`${client} ${credentialScope(req, tokenAuth)}`, now);
       if (until !== undefined) {
         res.setHeader('Retry-After', String(Math.max(1, Math.ceil((until - now) / 1000))));
-        const what = addressBlock !== undefined ? 'from this address' : tokenAuth ? 'for this endpoint from this address' : 'for the admin API from this address';
+        const what =
+          addressBlock !== undefined
+            ? 'from this address'
+            : tokenAuth
+              ? 'for this endpoint from this address'
+              : 'for the admin API from this address';
         return next(new HttpProblem(429, `Too many failed authentications ${what}; retry later.`));
       }
     }

@@ -24,16 +24,23 @@ function queryParametersOf(specPath: string): { path: string; name: string; type
     components?: { parameters?: Record<string, SpecParameter> };
   };
   const resolve = (p: SpecParameter & { $ref?: string }) =>
-    p.$ref ? spec.components?.parameters?.[p.$ref.split('/').pop() ?? ''] ?? {} : p;
+    p.$ref ? (spec.components?.parameters?.[p.$ref.split('/').pop() ?? ''] ?? {}) : p;
   return Object.entries(spec.paths ?? {}).flatMap(([path, item]) => {
     const lists = [item.parameters ?? [], ...Object.values(item).map((op) => (Array.isArray(op) ? [] : (op?.parameters ?? [])))];
-    return lists.flat().map(resolve).flatMap((p) => (p.in === 'query' && p.name ? [{ path, name: p.name, type: p.schema?.type }] : []));
+    return lists
+      .flat()
+      .map(resolve)
+      .flatMap((p) => (p.in === 'query' && p.name ? [{ path, name: p.name, type: p.schema?.type }] : []));
   });
 }
 
 /** Names of the query parameters of one schema type anywhere in the spec (read once at start-up). */
 export function queryParametersOfType(specPath: string, type: 'integer' | 'boolean'): Set<string> {
-  return new Set(queryParametersOf(specPath).filter((p) => p.type === type).map((p) => p.name));
+  return new Set(
+    queryParametersOf(specPath)
+      .filter((p) => p.type === type)
+      .map((p) => p.name),
+  );
 }
 
 /** Boolean query parameters: names that are booleans wherever declared, and names that are only on some paths. */
@@ -45,7 +52,13 @@ export interface BooleanQueryNames {
 
 /** A path template as a pattern: `{x}` is one segment; routing ignores letter case and a trailing slash. */
 const pathPattern = (template: string) =>
-  new RegExp(`^${template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+')}/?$`, 'i');
+  new RegExp(
+    `^${template
+      .split(/\{[^}]+\}/)
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('[^/]+')}/?$`,
+    'i',
+  );
 
 export function booleanQueryNames(specPath: string): BooleanQueryNames {
   const declared = queryParametersOf(specPath);
@@ -132,7 +145,11 @@ export function undecodablePathParameter(templates: string[], path: string): str
   return 'endpoint';
 }
 
-export function requestHygiene(integerParameters: Set<string>, booleansOnPaths: BooleanQueryNames['onPaths'] = [], pathTemplates: string[] = []): RequestHandler {
+export function requestHygiene(
+  integerParameters: Set<string>,
+  booleansOnPaths: BooleanQueryNames['onPaths'] = [],
+  pathTemplates: string[] = [],
+): RequestHandler {
   return (req, _res, next) => {
     // The booleans the query parser leaves as sent (their names are text on other paths), in any letter case here too.
     for (const { path, names } of booleansOnPaths) {
@@ -145,7 +162,8 @@ export function requestHygiene(integerParameters: Set<string>, booleansOnPaths: 
     if (countQueryParameters(req.originalUrl) > MAX_QUERY_PARAMETERS) {
       return next(invalid([{ parameter: 'query', in: 'query', message: `holds more than ${MAX_QUERY_PARAMETERS} parameters` }]));
     }
-    if (!decodes(req.path)) return next(invalid([{ parameter: undecodablePathParameter(pathTemplates, req.path), in: 'path', message: NOT_UTF8 }]));
+    if (!decodes(req.path))
+      return next(invalid([{ parameter: undecodablePathParameter(pathTemplates, req.path), in: 'path', message: NOT_UTF8 }]));
     const issues: Issue[] = [];
     malformedEscapes(req.originalUrl, issues);
     // A Set, not a search of `issues`: a hostile query holds ~26,000 keys (128 KiB), and a search per
@@ -154,7 +172,11 @@ export function requestHygiene(integerParameters: Set<string>, booleansOnPaths: 
     for (const [key, value] of Object.entries(req.query)) {
       if (named.has(key)) continue;
       if (/[[\]]/.test(key)) issues.push({ parameter: key, in: 'query', message: 'unknown parameter (bracket notation is not supported)' });
-      else if (integerParameters.has(key) && typeof value === 'string' && !(DECIMAL_INTEGER.test(value) && Number.isSafeInteger(Number(value)))) {
+      else if (
+        integerParameters.has(key) &&
+        typeof value === 'string' &&
+        !(DECIMAL_INTEGER.test(value) && Number.isSafeInteger(Number(value)))
+      ) {
         issues.push({ parameter: key, in: 'query', message: 'must be a decimal integer' });
       }
     }
@@ -186,7 +208,7 @@ export function queryParser(booleanParameters: Set<string>): (query: string) => 
  */
 export function parseQueryOnce(app: Express): void {
   const parse = Object.getOwnPropertyDescriptor(express.request, 'query')?.get;
-  if (!parse) throw new Error("express no longer defines request.query as a getter");
+  if (!parse) throw new Error('express no longer defines request.query as a getter');
   Object.defineProperty(app.request, 'query', {
     configurable: true,
     enumerable: true,

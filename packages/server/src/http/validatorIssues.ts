@@ -54,7 +54,9 @@ export function memberSegments(pointer: string, body: unknown): string[] {
 function rawValueHasPlus(req: Request, name: string): boolean {
   const q = req.originalUrl.indexOf('?');
   if (q === -1) return false;
-  return rawQueryPairs(req.originalUrl.slice(q + 1)).some((pair) => decodeQueryComponent(pair.key) === name && (pair.value ?? '').includes('+'));
+  return rawQueryPairs(req.originalUrl.slice(q + 1)).some(
+    (pair) => decodeQueryComponent(pair.key) === name && (pair.value ?? '').includes('+'),
+  );
 }
 
 /**
@@ -70,7 +72,10 @@ export function issueFromValidator(item: ValidatorErrorItem, req: Request): Issu
   if (reserved) {
     const value = (req.query as Record<string, unknown>)[reserved[1]!];
     // A raw `+` is decoded to a space before anyone looks, so it is named from the raw query.
-    const character = typeof value === 'string' ? (RESERVED_CHARACTER.exec(value)?.[0] ?? (rawValueHasPlus(req, reserved[1]!) ? '+' : undefined)) : undefined;
+    const character =
+      typeof value === 'string'
+        ? (RESERVED_CHARACTER.exec(value)?.[0] ?? (rawValueHasPlus(req, reserved[1]!) ? '+' : undefined))
+        : undefined;
     if (character) return { parameter: reserved[1]!, in: 'query', message: `must not contain '${character}'` };
   }
   // The text parameters' pattern is a character class no reader should have to decode.

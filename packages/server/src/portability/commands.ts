@@ -39,16 +39,18 @@ export function addPortabilityCommands(program: Command): void {
 
   program
     .command('import')
-    .description('read an export file into the store (all of it or nothing), or, with --from-original, the original service\'s files')
+    .description("read an export file into the store (all of it or nothing), or, with --from-original, the original service's files")
     .argument('[file]', 'an export file written by `chatbridge export`')
-    .option('--from-original <folder>', "a folder of the original service: <id>.json records and tokens.json")
+    .option('--from-original <folder>', 'a folder of the original service: <id>.json records and tokens.json')
     .action((file: string | undefined, opts: { fromOriginal?: string }) => {
       if ((file === undefined) === (opts.fromOriginal === undefined)) {
         console.error('Give either an export file or --from-original <folder>.');
         process.exitCode = 1;
         return;
       }
-      return withStore((store, config) => orFileProblem(() => (file !== undefined ? runImport(store, file) : runImportFromOriginal(store, opts.fromOriginal!, config))));
+      return withStore((store, config) =>
+        orFileProblem(() => (file !== undefined ? runImport(store, file) : runImportFromOriginal(store, opts.fromOriginal!, config))),
+      );
     });
 }
 
@@ -71,9 +73,11 @@ async function runImport(store: EndpointStore, file: string): Promise<number> {
     console.log(`${report.imported} imported, ${report.unchanged} unchanged`);
     return 0;
   }
-  for (const issue of report.issues) console.error(`line ${issue.line}${issue.id === undefined ? '' : ` (endpoint ${issue.id})`}: ${issue.problem}`);
+  for (const issue of report.issues)
+    console.error(`line ${issue.line}${issue.id === undefined ? '' : ` (endpoint ${issue.id})`}: ${issue.problem}`);
   if (report.moreIssues > 0) console.error(`... and ${report.moreIssues} more lines with problems`);
-  for (const id of report.conflicts) console.error(`conflict: endpoint ${id} exists in this store with another token, record, message state or version`);
+  for (const id of report.conflicts)
+    console.error(`conflict: endpoint ${id} exists in this store with another token, record, message state or version`);
   console.error('Nothing was imported.');
   return 1;
 }
@@ -91,6 +95,8 @@ async function runImportFromOriginal(store: EndpointStore, folder: string, confi
   }
   const refusedEndpoints = report.refusedEndpoints.length;
   const refusedValues = report.refusedValues.length;
-  console.log(`${report.imported} imported, ${report.unchanged} unchanged, ${refusedEndpoints} endpoints refused, ${refusedValues} values refused`);
+  console.log(
+    `${report.imported} imported, ${report.unchanged} unchanged, ${refusedEndpoints} endpoints refused, ${refusedValues} values refused`,
+  );
   return refusedEndpoints + refusedValues > 0 ? EXIT_SOME_REFUSED : 0;
 }

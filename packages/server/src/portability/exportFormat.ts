@@ -45,7 +45,8 @@ function deliveryProblem(d: unknown): string | undefined {
   if (!isObject(d)) return 'must be an object';
   if (!PLATFORMS.includes(d.platform as Platform)) return `platform must be one of ${PLATFORMS.join(', ')}`;
   if (typeof d.url !== 'string' || typeof d.payload !== 'string') return 'url and payload must be strings';
-  if (!isCount(d.attempts) || !isCount(d.nextAttemptAt) || !isCount(d.expiresAt)) return 'attempts, nextAttemptAt and expiresAt must be non-negative integers';
+  if (!isCount(d.attempts) || !isCount(d.nextAttemptAt) || !isCount(d.expiresAt))
+    return 'attempts, nextAttemptAt and expiresAt must be non-negative integers';
   return undefined;
 }
 
@@ -57,8 +58,10 @@ export function parseHeader(text: string): { ok: true } | { ok: false; problem: 
   } catch {
     return { ok: false, problem: 'the first line is not JSON: not a chatbridge export' };
   }
-  if (!isObject(value) || value.format !== EXPORT_FORMAT) return { ok: false, problem: `the first line does not name the format ${EXPORT_FORMAT}` };
-  if (value.version !== EXPORT_VERSION) return { ok: false, problem: `export version ${String(value.version)}: this release reads version ${EXPORT_VERSION}` };
+  if (!isObject(value) || value.format !== EXPORT_FORMAT)
+    return { ok: false, problem: `the first line does not name the format ${EXPORT_FORMAT}` };
+  if (value.version !== EXPORT_VERSION)
+    return { ok: false, problem: `export version ${String(value.version)}: this release reads version ${EXPORT_VERSION}` };
   return { ok: true };
 }
 
@@ -71,20 +74,25 @@ export function parseBodyLine(text: string, schemas: SpecSchemas): ParsedLine {
     return { kind: 'invalid', problem: 'not JSON' };
   }
   if (!isObject(value)) return { kind: 'invalid', problem: 'not a JSON object' };
-  if (value.type === 'end') return isCount(value.endpoints) ? { kind: 'end', endpoints: value.endpoints } : { kind: 'invalid', problem: 'end line: endpoints must be a count' };
+  if (value.type === 'end')
+    return isCount(value.endpoints)
+      ? { kind: 'end', endpoints: value.endpoints }
+      : { kind: 'invalid', problem: 'end line: endpoints must be a count' };
   if (value.type !== 'endpoint') return { kind: 'invalid', problem: 'type must be "endpoint" or "end"' };
   const id = typeof value.id === 'string' && ENDPOINT_ID.test(value.id) ? value.id : undefined;
   const invalid = (problem: string): ParsedLine => ({ kind: 'invalid', problem, ...(id !== undefined && { id }) });
   if (id === undefined) return invalid('id must be 1 to 64 characters of A-Z a-z 0-9 _ -');
   const reserved = reservedIdProblem(id);
   if (reserved) return invalid(`id ${reserved}`);
-  if (typeof value.tokenSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(value.tokenSha256)) return invalid('tokenSha256 must be 64 lower-case hex digits');
+  if (typeof value.tokenSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(value.tokenSha256))
+    return invalid('tokenSha256 must be 64 lower-case hex digits');
   if (!isCount(value.messageSeq) || !isCount(value.version)) return invalid('messageSeq and version must be non-negative integers');
   if (value.pendingSince !== null && !isCount(value.pendingSince)) return invalid('pendingSince must be null or a non-negative integer');
   const recordProblem = schemas.recordProblem(value.record);
   if (recordProblem) return invalid(recordProblem);
   const record = value.record as { meta: { trigger: boolean } };
-  if (record.meta.trigger !== (value.pendingSince !== null)) return invalid('pendingSince must be set exactly when record.meta.trigger is true');
+  if (record.meta.trigger !== (value.pendingSince !== null))
+    return invalid('pendingSince must be set exactly when record.meta.trigger is true');
   if (!Array.isArray(value.deliveries)) return invalid('deliveries must be a list');
   if (value.pendingSince === null && value.deliveries.length > 0) return invalid('an idle endpoint has no deliveries');
   for (const [i, d] of value.deliveries.entries()) {

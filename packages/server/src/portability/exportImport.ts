@@ -66,7 +66,8 @@ export async function importFile(store: EndpointStore, path: string, schemas: Sp
     }
     const parsed = parseBodyLine(line.text, schemas);
     if (parsed.kind === 'end') ended = { line: line.number, count: parsed.endpoints };
-    else if (parsed.kind === 'invalid') report({ line: line.number, ...(parsed.id !== undefined && { id: parsed.id }), problem: parsed.problem });
+    else if (parsed.kind === 'invalid')
+      report({ line: line.number, ...(parsed.id !== undefined && { id: parsed.id }), problem: parsed.problem });
     else if (parsed.kind === 'endpoint') {
       endpoints++;
       if (seen.has(parsed.snapshot.id)) report({ line: line.number, id: parsed.snapshot.id, problem: 'this ID came before in the file' });
@@ -75,7 +76,8 @@ export async function importFile(store: EndpointStore, path: string, schemas: Sp
   }
   if (lastLine === 0) report({ line: 1, problem: 'the file is empty' });
   else if (!ended) report({ line: lastLine, problem: 'the file ends without its end line: it was cut short' });
-  else if (ended.count !== endpoints) report({ line: ended.line, problem: `the end line counts ${ended.count} endpoints, the file holds ${endpoints}` });
+  else if (ended.count !== endpoints)
+    report({ line: ended.line, problem: `the end line counts ${ended.count} endpoints, the file holds ${endpoints}` });
   if (issues.length > 0) return { ok: false, issues, moreIssues, conflicts: [] };
 
   const outcome = await store.importRows(snapshotsOf(path, schemas));

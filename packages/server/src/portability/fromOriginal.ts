@@ -38,7 +38,10 @@ export interface ImportOriginalOptions {
   onRefusal?: (id: string, what: string, reason: string) => void;
 }
 
-const sameSnapshot = (a: EndpointSnapshot, b: { tokenHash: Uint8Array; recordJson: string; state: { seq: number; pendingSince: number | null }; version: number }) =>
+const sameSnapshot = (
+  a: EndpointSnapshot,
+  b: { tokenHash: Uint8Array; recordJson: string; state: { seq: number; pendingSince: number | null }; version: number },
+) =>
   Buffer.from(a.tokenHash).equals(Buffer.from(b.tokenHash)) &&
   a.recordJson === b.recordJson &&
   a.state.seq === b.state.seq &&
@@ -63,7 +66,8 @@ async function readTokens(folder: string): Promise<Record<string, unknown>> {
   } catch {
     throw new OriginalLayoutError(`${path} is not JSON`);
   }
-  if (typeof tokens !== 'object' || tokens === null || Array.isArray(tokens)) throw new OriginalLayoutError(`${path} must be an object {"<id>": "<token>"}`);
+  if (typeof tokens !== 'object' || tokens === null || Array.isArray(tokens))
+    throw new OriginalLayoutError(`${path} must be an object {"<id>": "<token>"}`);
   return tokens as Record<string, unknown>;
 }
 
@@ -106,7 +110,8 @@ export async function importFromOriginal(store: EndpointStore, folder: string, o
     const tokenProblem = existingTokenProblem(token);
     if (tokenProblem) return void refuseEndpoint(id, `its token ${tokenProblem}`);
     const path = join(folder, file);
-    if ((await stat(path)).size > MAX_RECORD_FILE_BYTES) return void refuseEndpoint(id, `${file} is larger than ${MAX_RECORD_FILE_BYTES} bytes`);
+    if ((await stat(path)).size > MAX_RECORD_FILE_BYTES)
+      return void refuseEndpoint(id, `${file} is larger than ${MAX_RECORD_FILE_BYTES} bytes`);
     let raw: unknown;
     try {
       raw = JSON.parse(await readFile(path, 'utf8'));
@@ -119,7 +124,14 @@ export async function importFromOriginal(store: EndpointStore, folder: string, o
       report.refusedValues.push({ id, refusal });
       options.onRefusal?.(id, refusal.field, refusal.reason);
     }
-    return { id, tokenHash: hashToken(token), recordJson: mapped.recordJson, state: { seq: 0, pendingSince: null }, version: 0, deliveries: [] };
+    return {
+      id,
+      tokenHash: hashToken(token),
+      recordJson: mapped.recordJson,
+      state: { seq: 0, pendingSince: null },
+      version: 0,
+      deliveries: [],
+    };
   }
 
   const outcome = await store.importRows(endpoints());

@@ -28,7 +28,8 @@ export interface MappedRecord {
 export type ParameterProblem = (name: string, value: unknown) => string | undefined;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+const typeName = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 
 /** A value of an update: the parameter that sets it and where it stands in the original record. */
 interface Setting {
@@ -85,7 +86,11 @@ function listAt(b: RecordBuilder, parent: Record<string, unknown>, key: string, 
 }
 
 /** A per-platform object of the original record: its lists by chatbridge platform; unknown keys refused. */
-function perPlatform(b: RecordBuilder, config: Record<string, unknown>, key: 'channels' | 'webhooks'): Partial<Record<Platform, unknown[]>> {
+function perPlatform(
+  b: RecordBuilder,
+  config: Record<string, unknown>,
+  key: 'channels' | 'webhooks',
+): Partial<Record<Platform, unknown[]>> {
   const value = config[key];
   if (value === undefined) return {};
   if (!isObject(value)) {
@@ -114,7 +119,8 @@ function applyBridgeRows(b: RecordBuilder, config: Record<string, unknown>): voi
   const channels = perPlatform(b, config, 'channels');
   const webhooks = perPlatform(b, config, 'webhooks');
   for (const p of PLATFORMS.filter((p) => !(['chat_a', 'chat_b'] as Platform[]).includes(p))) {
-    if ((webhooks[p]?.length ?? 0) > 0) b.refuse(`config.webhooks.${ORIGINAL_NAME[p]}`, `${p} takes no webhooks in chatbridge (it delivers there otherwise)`);
+    if ((webhooks[p]?.length ?? 0) > 0)
+      b.refuse(`config.webhooks.${ORIGINAL_NAME[p]}`, `${p} takes no webhooks in chatbridge (it delivers there otherwise)`);
   }
   const lists: { list: unknown[]; kind: 'channel' | 'webhook'; platform: Platform }[] = [
     ...PLATFORMS.map((platform) => ({ list: channels[platform] ?? [], kind: 'channel' as const, platform })),
@@ -152,7 +158,8 @@ function applyBridgeRows(b: RecordBuilder, config: Record<string, unknown>): voi
     for (const [field, reason] of problems) b.refuse(field, reason);
     const dropped = [...settings.map((s) => s.field)].filter((f) => !problems.has(f));
     const cause = [...problems.keys()].join(', ');
-    for (const field of dropped) b.refuse(field, `dropped with bridge row ${i}, because ${cause} was refused (the lists are matched by position)`);
+    for (const field of dropped)
+      b.refuse(field, `dropped with bridge row ${i}, because ${cause} was refused (the lists are matched by position)`);
   }
 }
 
@@ -171,7 +178,12 @@ function applyLogs(b: RecordBuilder, config: Record<string, unknown>): void {
 }
 
 /** Blacklist words and allowed IDs: each element on its own, as the update that appends it. */
-function applyList(b: RecordBuilder, config: Record<string, unknown>, key: 'blacklist' | 'allowed-ids', parameter: 'blacklist' | 'allowed_ids'): void {
+function applyList(
+  b: RecordBuilder,
+  config: Record<string, unknown>,
+  key: 'blacklist' | 'allowed-ids',
+  parameter: 'blacklist' | 'allowed_ids',
+): void {
   const list = listAt(b, config, key, `config.${key}`);
   for (const [i, value] of (list ?? []).entries()) {
     const field = `config.${key}[${i}]`;
@@ -187,16 +199,21 @@ function applyList(b: RecordBuilder, config: Record<string, unknown>, key: 'blac
     const before = b.json;
     const problems = b.apply([{ parameter, value, field }]);
     for (const [f, reason] of problems) b.refuse(f, reason);
-    if (problems.size === 0 && b.json === before) b.refuse(field, key === 'blacklist' ? 'already in the list (words compare ignoring case)' : 'already in the list');
+    if (problems.size === 0 && b.json === before)
+      b.refuse(field, key === 'blacklist' ? 'already in the list (words compare ignoring case)' : 'already in the list');
   }
 }
 
 function applyFlag(b: RecordBuilder, config: Record<string, unknown>, key: 'isbeta' | 'self-user'): void {
   const value = config[key];
-  if (value === undefined) return b.refuse(`config.${key}`, `missing (chatbridge's default applies: ${key === 'isbeta' ? 'beta false' : 'selfuse false'})`);
+  if (value === undefined)
+    return b.refuse(`config.${key}`, `missing (chatbridge's default applies: ${key === 'isbeta' ? 'beta false' : 'selfuse false'})`);
   if (typeof value !== 'boolean') return b.refuse(`config.${key}`, `must be true or false (found ${typeName(value)})`);
   // The original delivered to webhooks itself when self-user was false; chatbridge does when selfuse is true.
-  const setting: Setting = key === 'isbeta' ? { parameter: 'beta', value, field: 'config.isbeta' } : { parameter: 'selfuse', value: !value, field: 'config.self-user' };
+  const setting: Setting =
+    key === 'isbeta'
+      ? { parameter: 'beta', value, field: 'config.isbeta' }
+      : { parameter: 'selfuse', value: !value, field: 'config.self-user' };
   for (const [f, reason] of b.apply([setting])) b.refuse(f, reason);
 }
 

@@ -304,12 +304,17 @@ export class Relay {
     for (const id of ids) {
       const expired = await store.update(id, (row) => {
         if (!row || !isExpired(row, clock(), messageTtlMs)) return { result: undefined };
-        const unread = Object.entries(row.record.meta.read).filter(([, read]) => !read).map(([p]) => p);
+        const unread = Object.entries(row.record.meta.read)
+          .filter(([, read]) => !read)
+          .map(([p]) => p);
         return { write: resetToIdle(row), result: { seq: row.state.seq, unread } };
       });
       if (expired) {
         this.count('expired');
-        logger.warn({ endpoint: id, message: expired.seq, unread: expired.unread }, 'pending message expired before every platform read it');
+        logger.warn(
+          { endpoint: id, message: expired.seq, unread: expired.unread },
+          'pending message expired before every platform read it',
+        );
       }
     }
   }
@@ -323,7 +328,13 @@ export class Relay {
       logger.info({ endpoint: d.endpointId, message: d.seq, platform: d.platform }, 'webhook delivery no longer applies; dropped unsent');
       return;
     }
-    const log = logger.child({ endpoint: d.endpointId, message: d.seq, platform: d.platform, webhook: redactWebhookUrl(d.url), attempt: d.attempts });
+    const log = logger.child({
+      endpoint: d.endpointId,
+      message: d.seq,
+      platform: d.platform,
+      webhook: redactWebhookUrl(d.url),
+      attempt: d.attempts,
+    });
     let outcome: SendOutcome;
     try {
       outcome = await sender.send(d.url, JSON.parse(d.payload), idempotencyKey(d), this.stopping.signal);

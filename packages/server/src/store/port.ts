@@ -109,7 +109,6 @@ export interface Delivery extends DeliveryDraft {
   attempts: number;
 }
 
-
 /** One group commit, timed on the event loop (wall time: the loop serves nothing else meanwhile). */
 export interface GroupCommitTiming {
   /** Updates in the transaction. */
@@ -296,7 +295,12 @@ export interface ImportOutcome {
  * skipped (a transaction that failed after taking it), so a hole right after `after` while everything
  * before it was pruned may be reported as missed: the reader then starts over, losing nothing.
  */
-export function missedChanges(after: number, entries: readonly ChangeEntry[], newest: number, firstKept: () => number | undefined): boolean {
+export function missedChanges(
+  after: number,
+  entries: readonly ChangeEntry[],
+  newest: number,
+  firstKept: () => number | undefined,
+): boolean {
   if (after > newest) return true;
   if (after === newest || entries[0]?.position === after + 1) return false;
   const first = firstKept();

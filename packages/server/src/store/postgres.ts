@@ -159,10 +159,6 @@ const types = {
     oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-
-
-
-
 /** The sweep of old events deletes at most this many rows per statement, and this many statements per call. */
 const PRUNE_BATCH = 5000;
 const PRUNE_MAX_BATCHES = 20;
@@ -455,7 +451,12 @@ export class PostgresEndpointStore implements EndpointStore {
   }
 
   /** Decides about the locked row and writes the decision, inside the caller's transaction. */
-  private async decideLocked<T>(client: pg.PoolClient, id: string, current: StoredEndpoint | undefined, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
+  private async decideLocked<T>(
+    client: pg.PoolClient,
+    id: string,
+    current: StoredEndpoint | undefined,
+    decide: (current: StoredEndpoint | undefined) => Decision<T>,
+  ): Promise<T> {
     const { write, result } = decide(current);
     if (write && current) await this.write(client, id, current, write);
     return result;
@@ -482,12 +483,22 @@ export class PostgresEndpointStore implements EndpointStore {
   async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {
     const entries = channelEntries(record);
     if (entries.length === 0) return (await this.pool.query(statement('create', [id, tokenHash, JSON.stringify(record)]))).rowCount === 1;
-    const values = [id, tokenHash, JSON.stringify(record), entries.map((e) => e.platform), entries.map((e) => channelKey(e.channel)), entries.map((e) => e.bridge)];
+    const values = [
+      id,
+      tokenHash,
+      JSON.stringify(record),
+      entries.map((e) => e.platform),
+      entries.map((e) => channelKey(e.channel)),
+      entries.map((e) => e.bridge),
+    ];
     return (await this.pool.query(statement('createIndexed', values))).rowCount === 1;
   }
 
   async lookupChannel(platform: Platform, channel: string, limit: number): Promise<ChannelMatch[]> {
-    return (await this.pool.query<ChannelMatch>(statement('lookup', [platform, channelKey(channel), limit]))).rows.map((r) => ({ endpoint: r.endpoint, bridge: r.bridge }));
+    return (await this.pool.query<ChannelMatch>(statement('lookup', [platform, channelKey(channel), limit]))).rows.map((r) => ({
+      endpoint: r.endpoint,
+      bridge: r.bridge,
+    }));
   }
 
   /** Streams authenticated with the old token hear of it (the notification) and end. */
@@ -513,7 +524,9 @@ export class PostgresEndpointStore implements EndpointStore {
   }
 
   async listBots(): Promise<StoredBot[]> {
-    const { rows } = await this.pool.query<{ id: string; platform: Platform; key_hash: Buffer }>('SELECT id, platform, key_hash FROM bots ORDER BY id');
+    const { rows } = await this.pool.query<{ id: string; platform: Platform; key_hash: Buffer }>(
+      'SELECT id, platform, key_hash FROM bots ORDER BY id',
+    );
     return rows.map((r) => ({ id: r.id, platform: r.platform, keyHash: r.key_hash }));
   }
 
@@ -590,13 +603,24 @@ export class PostgresEndpointStore implements EndpointStore {
 
   async changesSince(afterPosition: number, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Promise<ChangeRead> {
     const since = this.clock() - this.changeWindow.maxAgeMs;
-    type Row = { position: number; endpoint_id: string; version: number; bytes: number | null; record: string | null; message_number: number | null; newest: number };
+    type Row = {
+      position: number;
+      endpoint_id: string;
+      version: number;
+      bytes: number | null;
+      record: string | null;
+      message_number: number | null;
+      newest: number;
+    };
     const { rows } = await this.pool.query<Row>(statement('changesSince', [afterPosition, since, limit, maxBytes]));
     const entries: ChangeEntry[] = rows.map((r) => ({
       position: r.position,
       endpointId: r.endpoint_id,
       version: r.version,
-      event: r.record === null ? undefined : new LoggedEvent({ version: r.version, bytes: r.bytes!, record: r.record, message_number: r.message_number }),
+      event:
+        r.record === null
+          ? undefined
+          : new LoggedEvent({ version: r.version, bytes: r.bytes!, record: r.record, message_number: r.message_number }),
     }));
     const newest = rows[0]?.newest ?? (await this.pool.query<{ n: number }>(statement('newestChange', []))).rows[0]!.n;
     let first: number | undefined;
@@ -617,7 +641,8 @@ export class PostgresEndpointStore implements EndpointStore {
     }
     const changesBefore = now - this.changeWindow.maxAgeMs;
     for (let batch = 0; batch < PRUNE_MAX_BATCHES; batch++) {
-      const deleted = (await this.pool.query(statement('pruneChanges', [changesBefore, this.changeWindow.maxChanges, PRUNE_BATCH]))).rowCount ?? 0;
+      const deleted =
+        (await this.pool.query(statement('pruneChanges', [changesBefore, this.changeWindow.maxChanges, PRUNE_BATCH]))).rowCount ?? 0;
       total += deleted;
       if (deleted < PRUNE_BATCH) break;
     }
@@ -682,12 +707,26 @@ export class PostgresEndpointStore implements EndpointStore {
         const { endpoints: e, deliveries: d } = snapshotColumns(batch);
         await client.query(SNAPSHOT_SQL.stage, [e.id, e.tokenHash, e.record, e.seq, e.pendingSince, e.version]);
         if (d.endpointId.length > 0) {
-          await client.query(SNAPSHOT_SQL.stageDeliveries, [d.endpointId, d.seq, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt]);
+          await client.query(SNAPSHOT_SQL.stageDeliveries, [
+            d.endpointId,
+            d.seq,
+            d.platform,
+            d.url,
+            d.payload,
+            d.attempts,
+            d.nextAttemptAt,
+            d.expiresAt,
+          ]);
         }
         // The lookup index's rows, derived here: SQL cannot read a record holding `\u0000` as an object.
         const channels = batch.flatMap((r) => channelEntries(JSON.parse(r.recordJson) as EndpointRecord).map((e) => ({ id: r.id, ...e })));
         if (channels.length > 0) {
-          await client.query(SNAPSHOT_SQL.stageChannels, [channels.map((c) => c.id), channels.map((c) => c.platform), channels.map((c) => channelKey(c.channel)), channels.map((c) => c.bridge)]);
+          await client.query(SNAPSHOT_SQL.stageChannels, [
+            channels.map((c) => c.id),
+            channels.map((c) => c.platform),
+            channels.map((c) => channelKey(c.channel)),
+            channels.map((c) => c.bridge),
+          ]);
         }
       }
       const conflicts = (await client.query<{ id: string }>(SNAPSHOT_SQL.conflicts)).rows.map((r) => r.id);

@@ -102,7 +102,11 @@ export class PostgresCounters {
 
   /** Deletes the rows whose window ended more than an hour ago. */
   async sweep(now = Date.now()): Promise<void> {
-    await this.pool.query({ name: 'chatbridge-counters-sweep', text: `DELETE FROM ${this.table} WHERE expire < $1`, values: [now - SWEEP_AFTER_MS] });
+    await this.pool.query({
+      name: 'chatbridge-counters-sweep',
+      text: `DELETE FROM ${this.table} WHERE expire < $1`,
+      values: [now - SWEEP_AFTER_MS],
+    });
   }
 
   /** Adds a point to the key's counter (a new window when the last one has passed): its points and expiry after that. */

@@ -110,7 +110,10 @@ export class TurnBatches {
     const run = async (db: pg.Pool | pg.PoolClient) => {
       const written = new Array<boolean>(batch.length).fill(false);
       for (const round of rounds) {
-        const done = await this.writeRound(db, round.map((i) => batch[i]!));
+        const done = await this.writeRound(
+          db,
+          round.map((i) => batch[i]!),
+        );
         for (const i of round) written[i] = done.has(batch[i]!.id);
       }
       return written;
@@ -164,7 +167,10 @@ function inRounds(batch: readonly PendingWrite[]): number[][] {
     const later: number[] = [];
     for (const i of rest) {
       if (ids.has(batch[i]!.id)) later.push(i);
-      else ids.add(batch[i]!.id), round.push(i);
+      else {
+        ids.add(batch[i]!.id);
+        round.push(i);
+      }
     }
     rounds.push(round);
     rest = later;

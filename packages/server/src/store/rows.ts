@@ -106,7 +106,9 @@ export function claimLanes(
   skip: Partial<Record<Platform, readonly string[]>> = {},
 ): [Platform | null, number, readonly string[]][] {
   if (typeof limits === 'number') return limits > 0 ? [[null, limits, []]] : [];
-  return (Object.entries(limits) as [Platform, number][]).filter(([, limit]) => limit > 0).map(([to, limit]) => [to, limit, skip[to] ?? []]);
+  return (Object.entries(limits) as [Platform, number][])
+    .filter(([, limit]) => limit > 0)
+    .map(([to, limit]) => [to, limit, skip[to] ?? []]);
 }
 
 export const toDelivery = (r: OutboxRow): Delivery => ({

@@ -201,8 +201,6 @@ interface QueuedUpdate {
   reject: (error: unknown) => void;
 }
 
-
-
 type TransactionStatement = 'begin' | 'commit' | 'savepoint' | 'release' | 'rollbackTo';
 
 type StatementName =
@@ -236,7 +234,6 @@ type StatementName =
   | 'newestChange'
   | 'firstChange'
   | 'pruneChanges';
-
 
 /** SQLITE_BUSY: another connection holds the lock this statement needs (past busy_timeout). */
 function isLockedByOther(error: unknown): boolean {
@@ -364,7 +361,9 @@ export class SqliteEndpointStore implements EndpointStore {
       ),
       unindex: q('DELETE FROM channel_index WHERE endpoint_id = ?'),
       index: q('INSERT INTO channel_index (platform, channel, endpoint_id, bridge) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
-      lookup: q('SELECT endpoint_id AS endpoint, bridge FROM channel_index WHERE platform = ? AND channel = ? ORDER BY endpoint_id, bridge LIMIT ?'),
+      lookup: q(
+        'SELECT endpoint_id AS endpoint, bridge FROM channel_index WHERE platform = ? AND channel = ? ORDER BY endpoint_id, bridge LIMIT ?',
+      ),
       dropDeliveryTo: q('DELETE FROM outbox WHERE endpoint_id = ? AND platform = ? AND url = ?'),
     };
   }
@@ -506,7 +505,13 @@ export class SqliteEndpointStore implements EndpointStore {
   async update<T>(id: string, decide: (current: StoredEndpoint | undefined) => Decision<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.queued.length === 0) setImmediate(() => this.groupCommit());
-      this.queued.push({ since: performance.now(), id, run: () => this.decideAndWrite(id, decide), resolve: resolve as (v: unknown) => void, reject });
+      this.queued.push({
+        since: performance.now(),
+        id,
+        run: () => this.decideAndWrite(id, decide),
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      });
     });
   }
 
@@ -523,7 +528,9 @@ export class SqliteEndpointStore implements EndpointStore {
     }
     const batch = this.queued.splice(0);
     if (batch.length === 0) return;
-    const fail = (error: unknown) => batch.forEach((item) => item.reject(error));
+    const fail = (error: unknown) => {
+      for (const item of batch) item.reject(error);
+    };
     if (!this.db.isOpen) return fail(new Error('the store is closed'));
     let outcomes: Outcome[];
     const started = performance.now();
@@ -620,7 +627,11 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async createBot(bot: StoredBot): Promise<boolean> {
-    return this.db.prepare('INSERT INTO bots (id, platform, key_hash) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING').run(bot.id, bot.platform, bot.keyHash).changes === 1;
+    return (
+      this.db
+        .prepare('INSERT INTO bots (id, platform, key_hash) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
+        .run(bot.id, bot.platform, bot.keyHash).changes === 1
+    );
   }
 
   async setBotKeyHash(id: string, keyHash: Uint8Array): Promise<boolean> {
@@ -632,7 +643,11 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async listBots(): Promise<StoredBot[]> {
-    const rows = this.db.prepare('SELECT id, platform, key_hash FROM bots ORDER BY id').all() as { id: string; platform: Platform; key_hash: Uint8Array }[];
+    const rows = this.db.prepare('SELECT id, platform, key_hash FROM bots ORDER BY id').all() as {
+      id: string;
+      platform: Platform;
+      key_hash: Uint8Array;
+    }[];
     return rows.map((r) => ({ id: r.id, platform: r.platform, keyHash: r.key_hash }));
   }
 
@@ -647,7 +662,10 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async lookupChannel(platform: Platform, channel: string, limit: number): Promise<ChannelMatch[]> {
-    return (this.stmts.lookup.all(platform, channel, limit) as unknown as ChannelMatch[]).map((r) => ({ endpoint: r.endpoint, bridge: r.bridge }));
+    return (this.stmts.lookup.all(platform, channel, limit) as unknown as ChannelMatch[]).map((r) => ({
+      endpoint: r.endpoint,
+      bridge: r.bridge,
+    }));
   }
 
   async claimDeliveries(
@@ -661,7 +679,9 @@ export class SqliteEndpointStore implements EndpointStore {
     // One transaction for every lane: one commit (and fsync, if anything was claimed) on the event loop.
     return this.transaction(() =>
       lanes.flatMap(([to, limit, passOver]) =>
-        (this.stmts.claim.all(now + leaseMs, now, now, now, to, to, JSON.stringify(passOver), limit) as unknown as OutboxRow[]).map(toDelivery),
+        (this.stmts.claim.all(now + leaseMs, now, now, now, to, to, JSON.stringify(passOver), limit) as unknown as OutboxRow[]).map(
+          toDelivery,
+        ),
       ),
     );
   }
@@ -712,7 +732,9 @@ export class SqliteEndpointStore implements EndpointStore {
     let total = 0;
     for (const { id: eventId, version, bytes } of sized) {
       if (events.length > 0 && total + bytes > maxBytes) break;
-      const found = this.stmts.eventRecord.get(eventId, id) as { record: Uint8Array; created_at: number; message_number: number | null } | undefined;
+      const found = this.stmts.eventRecord.get(eventId, id) as
+        | { record: Uint8Array; created_at: number; message_number: number | null }
+        | undefined;
       if (!found) break; // swept by another process since it was sized: the events after it wait for the next read
       // Past the age limit: never returned. Such events are the oldest, so they come first.
       if (found.created_at < since) continue;
@@ -725,7 +747,12 @@ export class SqliteEndpointStore implements EndpointStore {
   /** Sized first, then the records read one by one, as eventsSince. */
   async changesSince(afterPosition: number, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Promise<ChangeRead> {
     const since = this.clock() - this.changeWindow.maxAgeMs;
-    const sized = this.stmts.changeSizes.all(afterPosition, since, limit) as unknown as { position: number; endpoint_id: string; version: number; bytes: number | null }[];
+    const sized = this.stmts.changeSizes.all(afterPosition, since, limit) as unknown as {
+      position: number;
+      endpoint_id: string;
+      version: number;
+      bytes: number | null;
+    }[];
     const entries: ChangeEntry[] = [];
     let total = 0;
     for (const { position, endpoint_id: endpointId, version, bytes } of sized) {
@@ -739,7 +766,11 @@ export class SqliteEndpointStore implements EndpointStore {
       total += bytes ?? 0;
     }
     const newest = (this.stmts.newestChange.get() as { n: number }).n;
-    return { entries, newest, missed: missedChanges(afterPosition, entries, newest, () => (this.stmts.firstChange.get(since) as { n: number } | undefined)?.n) };
+    return {
+      entries,
+      newest,
+      missed: missedChanges(afterPosition, entries, newest, () => (this.stmts.firstChange.get(since) as { n: number } | undefined)?.n),
+    };
   }
 
   /** In batches, yielding between them: node:sqlite blocks the event loop while a statement runs. */
@@ -795,7 +826,10 @@ export class SqliteEndpointStore implements EndpointStore {
 
   /** Statements of exportRows and importRows, prepared on first use (most processes never move a store). */
   private snapshotStatements:
-    | Record<'page' | 'stage' | 'stageDelivery' | 'conflicts' | 'existing' | 'markFresh' | 'insert' | 'insertDeliveries' | 'indexInserted', StatementSync>
+    | Record<
+        'page' | 'stage' | 'stageDelivery' | 'conflicts' | 'existing' | 'markFresh' | 'insert' | 'insertDeliveries' | 'indexInserted',
+        StatementSync
+      >
     | undefined;
 
   private snapshots() {

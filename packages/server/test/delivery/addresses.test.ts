@@ -137,7 +137,10 @@ function lookupWith(allowPrivateWebhooks: boolean, resolve: Resolver | undefined
   return new Promise((done) => lookup(hostname, { all }, (err, address, family) => done({ err, address, family })));
 }
 
-const fixed = (addresses: LookupAddress[]): Resolver => async () => addresses;
+const fixed =
+  (addresses: LookupAddress[]): Resolver =>
+  async () =>
+    addresses;
 
 describe('createGuardedLookup', () => {
   it('when a name resolves only to public addresses, then they are passed on (all: true and all: false forms)', async () => {

@@ -22,7 +22,10 @@ function recordWith(message: MessageInput): EndpointRecord {
 describe('buildWebhookPayload: plain messages', () => {
   it('when a plain message is built, then content, username and avatar_url map one to one and mentions are disabled', () => {
     const payload = buildWebhookPayload(
-      recordWith({ content: 'Hello **world** @everyone <@123>', author: { name: 'Alice', avatar: 'https://cdn.example.com/a.png', id: '42' } }),
+      recordWith({
+        content: 'Hello **world** @everyone <@123>',
+        author: { name: 'Alice', avatar: 'https://cdn.example.com/a.png', id: '42' },
+      }),
     );
     expect(payload).toEqual({
       content: 'Hello **world** @everyone <@123>',
@@ -112,7 +115,9 @@ describe('buildWebhookPayload: embeds', () => {
 
   it('when some embed members are "None", then only the others are sent', () => {
     const payload = buildWebhookPayload(
-      recordWith({ embed: { title: 'Release', description: 'None', footer: 'v1.2', image: 'None', thumbnail: 'https://cdn.example.com/t.png' } }),
+      recordWith({
+        embed: { title: 'Release', description: 'None', footer: 'v1.2', image: 'None', thumbnail: 'https://cdn.example.com/t.png' },
+      }),
     );
     expect(payload.embeds).toEqual([{ title: 'Release', footer: { text: 'v1.2' }, thumbnail: { url: 'https://cdn.example.com/t.png' } }]);
     expect(payload).not.toHaveProperty('content');
@@ -171,7 +176,8 @@ describe('buildWebhookPayload: embeds', () => {
     expect(embed.title).toHaveLength(256);
     expect(embed.title!.endsWith('…')).toBe(true);
     expect(embed.fields!.every((f) => f.value.length === 1024)).toBe(true);
-    const total = embed.title!.length + (embed.description?.length ?? 0) + embed.fields!.reduce((n, f) => n + f.name.length + f.value.length, 0);
+    const total =
+      embed.title!.length + (embed.description?.length ?? 0) + embed.fields!.reduce((n, f) => n + f.name.length + f.value.length, 0);
     expect(total).toBeLessThanOrEqual(PAYLOAD_LIMITS.embedTotal);
     // title 256 + description 4096 leave room for one 2 + 1024 field; the other 24 kept fields are dropped
     expect(embed.description).toHaveLength(4096);
@@ -180,7 +186,9 @@ describe('buildWebhookPayload: embeds', () => {
   });
 
   it('when title and description alone exceed the total, then the description is shortened to fit', () => {
-    const payload = buildWebhookPayload(recordWith({ embed: { title: 't'.repeat(256), description: 'd'.repeat(4096), footer: 'f'.repeat(2048) } }));
+    const payload = buildWebhookPayload(
+      recordWith({ embed: { title: 't'.repeat(256), description: 'd'.repeat(4096), footer: 'f'.repeat(2048) } }),
+    );
     const embed = payload.embeds![0]!;
     expect(embed.title!.length + embed.description!.length + embed.footer!.text.length).toBe(PAYLOAD_LIMITS.embedTotal);
     expect(embed.description!.endsWith('…')).toBe(true);
@@ -209,7 +217,12 @@ describe('buildWebhookPayload: limits', () => {
   it('when a reply, text of characters outside the BMP and two links exceed the limit, then quote and links are kept and the text is cut', () => {
     const links = ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.png'];
     const out = buildWebhookPayload(
-      recordWith({ isReply: true, reply: { author: 'Grace', message: 'orig' }, content: `@everyone ${'😀'.repeat(1480)}`, attachments: links }),
+      recordWith({
+        isReply: true,
+        reply: { author: 'Grace', message: 'orig' },
+        content: `@everyone ${'😀'.repeat(1480)}`,
+        attachments: links,
+      }),
     ).content!;
     expect(out.length).toBeLessThanOrEqual(2000);
     expect(out.startsWith('> **Grace**: orig\n@everyone 😀')).toBe(true);
@@ -233,7 +246,9 @@ describe('buildWebhookPayload: limits', () => {
 
   it('when the quote that gives way has many lines, then it keeps as much as fits (each cut line also takes its "> ")', () => {
     const reply = { author: 'Bobby', message: Array.from({ length: 400 }, () => 'ab').join('\n') };
-    const content = buildWebhookPayload(recordWith({ isReply: true, reply, content: 'x'.repeat(1500), attachments: ['https://cdn.example.com/a.png'] })).content!;
+    const content = buildWebhookPayload(
+      recordWith({ isReply: true, reply, content: 'x'.repeat(1500), attachments: ['https://cdn.example.com/a.png'] }),
+    ).content!;
     expect(content.length).toBeLessThanOrEqual(2000);
     expect(content.length).toBeGreaterThan(1990); // the quote keeps what fits, so the content ends within a few characters of the limit
     expect(content.endsWith(`${'x'.repeat(1500)}\nhttps://cdn.example.com/a.png`)).toBe(true);

@@ -72,10 +72,12 @@ async function receiver(handle: (req: http.IncomingMessage, res: http.ServerResp
   return r;
 }
 
-const respond = (status: number, headers: Record<string, string> = {}, body = '') => (_req: http.IncomingMessage, res: http.ServerResponse) => {
-  res.writeHead(status, headers);
-  res.end(body);
-};
+const respond =
+  (status: number, headers: Record<string, string> = {}, body = '') =>
+  (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    res.writeHead(status, headers);
+    res.end(body);
+  };
 
 function sender(options: Partial<WebhookSenderOptions> = {}): WebhookSender {
   const s = createWebhookSender({ allowPrivateWebhooks: true, connectTimeoutMs: 1000, requestTimeoutMs: 2000, ...options });
@@ -126,7 +128,12 @@ describe('webhook sender: answers from the receiver', () => {
 
   it('when the receiver answers 429 with Retry-After: 2, then retry with retryAfterMs 2000', async () => {
     const r = await receiver(respond(429, { 'retry-after': '2', 'content-type': 'application/json' }, '{"retry_after":1.7}'));
-    expect(await sender().send(r.url(HOOK_PATH), payload, 'k')).toEqual({ kind: 'retry', status: 429, retryAfterMs: 2000, reason: 'HTTP 429' });
+    expect(await sender().send(r.url(HOOK_PATH), payload, 'k')).toEqual({
+      kind: 'retry',
+      status: 429,
+      retryAfterMs: 2000,
+      reason: 'HTTP 429',
+    });
   });
 
   it('when the receiver answers 503 with an HTTP-date Retry-After, then retryAfterMs counts from the clock', async () => {
@@ -221,7 +228,9 @@ describe('webhook sender: SSRF guard and URL checks (allowPrivateWebhooks: false
     const outcome = await sender({ allowPrivateWebhooks: false }).send(`https://localhost:${r.port}${HOOK_PATH}`, payload, 'k');
     expect(outcome).toEqual({
       kind: 'rejected',
-      reason: expect.stringMatching(/^Refusing to connect: localhost resolves to (127\.0\.0\.1|::1), which is not a public address \(loopback\)$/),
+      reason: expect.stringMatching(
+        /^Refusing to connect: localhost resolves to (127\.0\.0\.1|::1), which is not a public address \(loopback\)$/,
+      ),
     });
     expectNoSecret(outcome);
     expect(r.connections).toBe(0);

@@ -60,7 +60,7 @@ describe('lifecycle', () => {
     expect(second.record.meta.read).toEqual({ chat_a: false, chat_b: true, chat_c: false, chat_d: true });
   });
 
-  it('when trigger=false ends a pending message, then the endpoint is idle with initial message fields, and then the request\'s own fields apply', () => {
+  it("when trigger=false ends a pending message, then the endpoint is idle with initial message fields, and then the request's own fields apply", () => {
     const pending = markRead(message(bridged(), 'chat_c', 'c-0000-chan'), 'chat_a');
     const ended = update(pending, { trigger: false });
     expect(ended.state.pendingSince).toBeNull();
@@ -70,7 +70,7 @@ describe('lifecycle', () => {
     expect(endedWithText.record.meta.message).toEqual({ ...initialRecord().meta.message, content: 'for the next one' });
   });
 
-  it('when a new message replaces a pending one, then nothing of the old message\'s fields is carried over', () => {
+  it("when a new message replaces a pending one, then nothing of the old message's fields is carried over", () => {
     const first = update(bridged(), {
       sender: 'chat_c',
       sender_channel: 'c-0000-chan',
@@ -100,8 +100,14 @@ describe('lifecycle', () => {
 
   it('when message_reply=false, then the reply members are cleared unless the request sets them', () => {
     const reply = update(bridged(), { message_reply: true, message_reply_author: 'Grace', message_reply_message: 'quoted' });
-    expect(update(reply, { message_reply: false }).record.meta.message).toMatchObject({ isReply: false, reply: { author: null, message: null } });
-    expect(update(reply, { message_reply: false, message_reply_message: 'kept' }).record.meta.message.reply).toEqual({ author: null, message: 'kept' });
+    expect(update(reply, { message_reply: false }).record.meta.message).toMatchObject({
+      isReply: false,
+      reply: { author: null, message: null },
+    });
+    expect(update(reply, { message_reply: false, message_reply_message: 'kept' }).record.meta.message.reply).toEqual({
+      author: null,
+      message: 'kept',
+    });
   });
 
   it('expires a pending message once its TTL has passed', () => {

@@ -87,7 +87,13 @@ describe('decideRemoval', () => {
     const pending: MessageState = { seq: 5, pendingSince: 1000 };
     const current = { ...bridged, state: pending };
     const decision = decideRemoval(current, { bridge: 0 });
-    expect(decision.write).toMatchObject({ state: pending, dropDeliveriesTo: [{ platform: 'chat_a', url: HOOK(0) }, { platform: 'chat_b', url: HOOK(10) }] });
+    expect(decision.write).toMatchObject({
+      state: pending,
+      dropDeliveriesTo: [
+        { platform: 'chat_a', url: HOOK(0) },
+        { platform: 'chat_b', url: HOOK(10) },
+      ],
+    });
     expect(decision.result).toMatchObject({ kind: 'ok', state: pending });
     expect(decision.write!.recordJson).toBe(JSON.stringify(decision.write!.record));
   });

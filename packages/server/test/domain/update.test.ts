@@ -85,9 +85,7 @@ describe('applyUpdate: index', () => {
   });
 
   it('when the value already stands at another position, then it is rejected', () => {
-    expect(issuesOf({ index: 0, channel_chat_a: 'a-1' }, bridged())).toEqual([
-      expect.objectContaining({ parameter: 'channel_chat_a' }),
-    ]);
+    expect(issuesOf({ index: 0, channel_chat_a: 'a-1' }, bridged())).toEqual([expect.objectContaining({ parameter: 'channel_chat_a' })]);
   });
 });
 
@@ -95,17 +93,33 @@ describe('applyUpdate: webhooks', () => {
   it('when a webhook carries credentials or an address literal that is not public, then it is rejected naming it', () => {
     const cases: [string, string][] = [
       ['https://user:pw@chat-a.example.com/api/webhooks/1/abc', 'must not carry a user name or password'],
-      ['https://127.0.0.1/api/webhooks/1/abcdefghijklmnop', 'must not point at a non-public address (loopback): only public addresses receive webhooks'],
-      ['https://[::1]/api/webhooks/1/abcdefghijklmnop', 'must not point at a non-public address (loopback): only public addresses receive webhooks'],
-      ['https://169.254.169.254/latest/meta-data/aaaaaa', 'must not point at a non-public address (linkLocal): only public addresses receive webhooks'],
-      ['https://10.1.2.3/api/webhooks/1/abcdefghijklmnop', 'must not point at a non-public address (private): only public addresses receive webhooks'],
+      [
+        'https://127.0.0.1/api/webhooks/1/abcdefghijklmnop',
+        'must not point at a non-public address (loopback): only public addresses receive webhooks',
+      ],
+      [
+        'https://[::1]/api/webhooks/1/abcdefghijklmnop',
+        'must not point at a non-public address (loopback): only public addresses receive webhooks',
+      ],
+      [
+        'https://169.254.169.254/latest/meta-data/aaaaaa',
+        'must not point at a non-public address (linkLocal): only public addresses receive webhooks',
+      ],
+      [
+        'https://10.1.2.3/api/webhooks/1/abcdefghijklmnop',
+        'must not point at a non-public address (private): only public addresses receive webhooks',
+      ],
     ];
     for (const [hook, message] of cases) {
       expect(issuesOf({ webhook_chat_a: hook })).toEqual([{ parameter: 'webhook_chat_a', in: 'query', message }]);
     }
     // A public address literal is fine, and the operator's development switch allows the others.
     expect(apply({ webhook_chat_a: 'https://93.184.216.34/api/webhooks/1/abcdefghijklmnop' }).config.webhooks.chat_a).toHaveLength(1);
-    const local = applyUpdate(JSON.stringify(initialRecord()), { webhook_chat_b: 'http://127.0.0.1:8080/hook-receiver' }, { allowPrivateWebhooks: true });
+    const local = applyUpdate(
+      JSON.stringify(initialRecord()),
+      { webhook_chat_b: 'http://127.0.0.1:8080/hook-receiver' },
+      { allowPrivateWebhooks: true },
+    );
     expect(local.ok).toBe(true);
   });
 
@@ -118,31 +132,44 @@ describe('applyUpdate: webhooks', () => {
 
   it('when a URL is written in a form only a lenient parser completes, then it is rejected and nothing applied', () => {
     const path = 'chat-a.example.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaaaaaaaaaa';
-    for (const hook of [`https:${path}`, `https:/${path}`, `https:\\\\${path}`, `https://chat-a.exa\tmple.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaa`, `https://${path}\n`]) {
-      expect(issuesOf({ webhook_chat_a: hook })).toEqual([{ parameter: 'webhook_chat_a', in: 'query', message: 'must be an absolute https URL' }]);
+    for (const hook of [
+      `https:${path}`,
+      `https:/${path}`,
+      `https:\\\\${path}`,
+      `https://chat-a.exa\tmple.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaa`,
+      `https://${path}\n`,
+    ]) {
+      expect(issuesOf({ webhook_chat_a: hook })).toEqual([
+        { parameter: 'webhook_chat_a', in: 'query', message: 'must be an absolute https URL' },
+      ]);
     }
-    expect(issuesOf({ message_attachments: 'https:cdn.example.com/files/a.png' })).toEqual([expect.objectContaining({ parameter: 'message_attachments' })]);
+    expect(issuesOf({ message_attachments: 'https:cdn.example.com/files/a.png' })).toEqual([
+      expect.objectContaining({ parameter: 'message_attachments' }),
+    ]);
     // Written out in full, in any letter case of the scheme, the same URLs are taken as sent.
     expect(apply({ webhook_chat_a: `HTTPS://${path}` }).config.webhooks.chat_a).toEqual([`HTTPS://${path}`]);
   });
 
   it('when an attachment URL holds characters no URL holds as they are, then they are percent-encoded and the rest kept as sent', () => {
-    expect(apply({ message_attachments: 'https://cdn.example.com/files/a b.png,https://CDN.example.com/a"b<c>`{|}^.png?x=%41' }).meta.message.attachments).toEqual([
-      'https://cdn.example.com/files/a%20b.png',
-      'https://CDN.example.com/a%22b%3Cc%3E%60%7B%7C%7D%5E.png?x=%41',
-    ]);
+    expect(
+      apply({ message_attachments: 'https://cdn.example.com/files/a b.png,https://CDN.example.com/a"b<c>`{|}^.png?x=%41' }).meta.message
+        .attachments,
+    ).toEqual(['https://cdn.example.com/files/a%20b.png', 'https://CDN.example.com/a%22b%3Cc%3E%60%7B%7C%7D%5E.png?x=%41']);
     expect(apply({ message_attachments: 'https://cdn.example.com/a\u0000b\u0001c\u000bd\u007f.png' }).meta.message.attachments).toEqual([
       'https://cdn.example.com/a%00b%01c%0Bd%7F.png',
     ]);
   });
 
-  it.each(['webhook_chat_c', 'webhook_chat_d'] as const)('when %s is sent, then it is ignored and the rest of the request applied', (parameter) => {
-    const r = apply({ [parameter]: HOOK_A1, channel_chat_c: 'chan-c-1' });
-    expect(r.config.webhooks).toEqual({ chat_a: [], chat_b: [], chat_c: [], chat_d: [] });
-    expect(r.config.channels.chat_c).toEqual(['chan-c-1']);
-    // A list parameter for index, though ignored.
-    expect(applyUpdate(JSON.stringify(initialRecord()), { index: 0, [parameter]: HOOK_A1 }, policy).ok).toBe(true);
-  });
+  it.each(['webhook_chat_c', 'webhook_chat_d'] as const)(
+    'when %s is sent, then it is ignored and the rest of the request applied',
+    (parameter) => {
+      const r = apply({ [parameter]: HOOK_A1, channel_chat_c: 'chan-c-1' });
+      expect(r.config.webhooks).toEqual({ chat_a: [], chat_b: [], chat_c: [], chat_d: [] });
+      expect(r.config.channels.chat_c).toEqual(['chan-c-1']);
+      // A list parameter for index, though ignored.
+      expect(applyUpdate(JSON.stringify(initialRecord()), { index: 0, [parameter]: HOOK_A1 }, policy).ok).toBe(true);
+    },
+  );
 });
 
 describe('applyUpdate: scalars and message', () => {
@@ -193,11 +220,10 @@ describe('applyUpdate: scalars and message', () => {
     expect(apply({ message_attachments: 'https://img.example.com/resize,w_100/photo.png' }).meta.message.attachments).toEqual([
       'https://img.example.com/resize,w_100/photo.png',
     ]);
-    expect(apply({ message_attachments: 'https://img.example.com/a,b.png, HTTPS://cdn.example.com/c,d.png,http://cdn.example.com/e.png' }).meta.message.attachments).toEqual([
-      'https://img.example.com/a,b.png',
-      'HTTPS://cdn.example.com/c,d.png',
-      'http://cdn.example.com/e.png',
-    ]);
+    expect(
+      apply({ message_attachments: 'https://img.example.com/a,b.png, HTTPS://cdn.example.com/c,d.png,http://cdn.example.com/e.png' }).meta
+        .message.attachments,
+    ).toEqual(['https://img.example.com/a,b.png', 'HTTPS://cdn.example.com/c,d.png', 'http://cdn.example.com/e.png']);
   });
 
   it('when a list of attachments has a trailing, doubled or blank item, then the extra commas are separators, not part of a URL', () => {
@@ -247,12 +273,16 @@ describe('applyUpdate: scalars and message', () => {
     expect(r.meta.message.embed.fields).toEqual([{ name: 'n', value: 'v', inline: false }]);
   });
 
-  it.each(['[1,2]', 'not json', '"text"', '{"title": 5}', '{"fields": [{"name": 1}]}', '{"fields": [{"name": "n", "value": "v", "inline": "yes"}]}'])(
-    'when the embed is %s, then it is rejected naming message_embed',
-    (message_embed) => {
-      expect(issuesOf({ message_embed })).toEqual([expect.objectContaining({ parameter: 'message_embed' })]);
-    },
-  );
+  it.each([
+    '[1,2]',
+    'not json',
+    '"text"',
+    '{"title": 5}',
+    '{"fields": [{"name": 1}]}',
+    '{"fields": [{"name": "n", "value": "v", "inline": "yes"}]}',
+  ])('when the embed is %s, then it is rejected naming message_embed', (message_embed) => {
+    expect(issuesOf({ message_embed })).toEqual([expect.objectContaining({ parameter: 'message_embed' })]);
+  });
 });
 
 describe('applyUpdate: sender and trigger', () => {
@@ -277,7 +307,11 @@ describe('applyUpdate: sender and trigger', () => {
 
 describe('applyUpdate: all or nothing, only_check', () => {
   it('when one parameter is invalid, then nothing is applied and every problem is named', () => {
-    const outcome = applyUpdate(JSON.stringify(initialRecord()), { channel_chat_a: 'ok', message_embed: '[]', message_attachments: 'not a url at all' }, policy);
+    const outcome = applyUpdate(
+      JSON.stringify(initialRecord()),
+      { channel_chat_a: 'ok', message_embed: '[]', message_attachments: 'not a url at all' },
+      policy,
+    );
     expect(outcome.ok).toBe(false);
     expect(!outcome.ok && outcome.issues.map((i) => i.parameter).sort()).toEqual(['message_attachments', 'message_embed']);
   });

@@ -6,7 +6,12 @@ import { type CommittedRow, decideUpdate, type UpdateContext } from '../../src/d
 
 const NOW = 1_700_000_000_000;
 const HOOK_A = 'https://chat-a.example.com/api/webhooks/1111/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
-const context: UpdateContext = { allowPrivateWebhooks: false, now: NOW, messageTtlMs: 30_000, webhookBody: (r) => `body of ${r.meta.message.content}` };
+const context: UpdateContext = {
+  allowPrivateWebhooks: false,
+  now: NOW,
+  messageTtlMs: 30_000,
+  webhookBody: (r) => `body of ${r.meta.message.content}`,
+};
 const idle: MessageState = { seq: 4, pendingSince: null };
 
 function row(edit: (r: EndpointRecord) => void = () => {}, state: MessageState = idle): CommittedRow {

@@ -34,9 +34,12 @@ describe('resumePoint', () => {
     expect(resumePoint('000', 9)).toEqual({ kind: 'after', version: 0 });
   });
 
-  it.each(['abc', '-1', '1.5', '+1', ' 1 2', '1e3', '99999999999999999', '1,2'])('when the header is %j, then it is no version: reset', (header) => {
-    expect(resumePoint(header, 3)).toEqual({ kind: 'unknown' });
-  });
+  it.each(['abc', '-1', '1.5', '+1', ' 1 2', '1e3', '99999999999999999', '1,2'])(
+    'when the header is %j, then it is no version: reset',
+    (header) => {
+      expect(resumePoint(header, 3)).toEqual({ kind: 'unknown' });
+    },
+  );
 
   it('when the header was sent twice, then it is no version', () => {
     expect(resumePoint(['1', '2'], undefined)).toEqual({ kind: 'unknown' });
@@ -47,7 +50,9 @@ describe('formatEvent', () => {
   it('when a record holds line breaks, then the event still has exactly one data line', () => {
     const record = initialRecord();
     record.config.blacklist = ['line\nbreak', 'carriage\rreturn', 'both\r\n', 'sep\u2028'];
-    const lines = formatEvent(3, 'record', JSON.stringify(record), 7).toString().split(/\r\n|\r|\n/);
+    const lines = formatEvent(3, 'record', JSON.stringify(record), 7)
+      .toString()
+      .split(/\r\n|\r|\n/);
     expect(lines).toEqual(['id: 3', 'event: record', 'messageNumber: 7', `data: ${JSON.stringify(record)}`, '', '']);
   });
 });
@@ -84,7 +89,16 @@ describe('openEventStream', () => {
     const logger = createLogger('silent');
     app.get('/s', (req, res) => {
       options.responses?.push(res);
-      openEventStream({ store: store!, streams, endpointId: 'ep-1', stillAuthorized: (row) => tokenMatchesDigest(row.tokenHash, 't'), resume: options.resume ?? { kind: 'fresh' }, req, res, logger });
+      openEventStream({
+        store: store!,
+        streams,
+        endpointId: 'ep-1',
+        stillAuthorized: (row) => tokenMatchesDigest(row.tokenHash, 't'),
+        resume: options.resume ?? { kind: 'fresh' },
+        req,
+        res,
+        logger,
+      });
     });
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server!.once('listening', resolve));

@@ -14,7 +14,7 @@ describe('admin operations', () => {
     await expect(h.client.getEndpoint('community-new', issued.token)).resolves.toBeDefined();
   });
 
-  it("createEndpoint: when an existing token is given (a migration), then the endpoint answers that token and only its digest is stored", async () => {
+  it('createEndpoint: when an existing token is given (a migration), then the endpoint answers that token and only its digest is stored', async () => {
     const existing = `legacy_${'Zz0_-'.repeat(15)}`;
     const issued = await h.client.createEndpoint('community-migrated', { token: existing });
     expect(issued).toEqual({ id: 'community-migrated', token: existing });
@@ -26,7 +26,9 @@ describe('admin operations', () => {
     const { token: issued } = await h.client.createEndpoint('community-original');
     const e = await failure(h.client.createEndpoint('community-copy', { token: issued }));
     expect(e.status).toBe(400);
-    expect(e.problem.errors).toEqual([expect.objectContaining({ parameter: 'token', in: 'body', message: expect.stringContaining('chatbridge issued') })]);
+    expect(e.problem.errors).toEqual([
+      expect.objectContaining({ parameter: 'token', in: 'body', message: expect.stringContaining('chatbridge issued') }),
+    ]);
     expect(await h.server.store.get('community-copy')).toBeUndefined();
   });
 

@@ -44,7 +44,11 @@ describe('authenticate', () => {
 
   it('when a known bot key is presented for an endpoint, then its bot acts, as its platform', async () => {
     const bots = await botsWithOneKey();
-    expect(authenticate(request({ authorization: `bearer ${KEY}` }), { tokenHash: tokens.hashToken(TOKEN) }, bots)).toEqual({ kind: 'bot', bot: 'bot-b', platform: 'chat_b' });
+    expect(authenticate(request({ authorization: `bearer ${KEY}` }), { tokenHash: tokens.hashToken(TOKEN) }, bots)).toEqual({
+      kind: 'bot',
+      bot: 'bot-b',
+      platform: 'chat_b',
+    });
   });
 
   it('when the endpoint token is presented, then the token holder acts; a missing endpoint is compared against a fixed digest', async () => {

@@ -36,7 +36,11 @@ async function readToEnd(response: Response): Promise<string> {
 describe('bot admin operations', () => {
   it('when a bot is created, then 201 with its platform and a cbk_ key shown once; the list names it without any key', async () => {
     const id = nextId('bot');
-    const created = await raw(`${h.server.url}/admin/bots`, { method: 'POST', headers: adminHeaders(), body: JSON.stringify({ id, platform: 'chat_b' }) });
+    const created = await raw(`${h.server.url}/admin/bots`, {
+      method: 'POST',
+      headers: adminHeaders(),
+      body: JSON.stringify({ id, platform: 'chat_b' }),
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ id, platform: 'chat_b' });
     expect(created.body.key).toMatch(/^cbk_[A-Za-z0-9_-]{72}$/);
@@ -48,7 +52,11 @@ describe('bot admin operations', () => {
 
   it('when a bot ID is taken, then 409 and the first key keeps working', async () => {
     const bot = await newBot();
-    const again = await raw(`${h.server.url}/admin/bots`, { method: 'POST', headers: adminHeaders(), body: JSON.stringify({ id: bot.id, platform: 'chat_c' }) });
+    const again = await raw(`${h.server.url}/admin/bots`, {
+      method: 'POST',
+      headers: adminHeaders(),
+      body: JSON.stringify({ id: bot.id, platform: 'chat_c' }),
+    });
     expect(again).toMatchObject({ status: 409, type: expect.stringContaining('application/problem+json') });
     const { id } = await h.endpoint();
     expect((await raw(`${h.server.url}/${id}`, { headers: bearer(bot.key) })).status).toBe(200);
@@ -60,7 +68,11 @@ describe('bot admin operations', () => {
   });
 
   it('when a bot is created with an unknown platform, then 400 naming it', async () => {
-    const answer = await raw(`${h.server.url}/admin/bots`, { method: 'POST', headers: adminHeaders(), body: JSON.stringify({ id: nextId('bot'), platform: 'chat_z' }) });
+    const answer = await raw(`${h.server.url}/admin/bots`, {
+      method: 'POST',
+      headers: adminHeaders(),
+      body: JSON.stringify({ id: nextId('bot'), platform: 'chat_z' }),
+    });
     expect(answer.status).toBe(400);
     expect(JSON.stringify(answer.body.errors)).toContain('platform');
   });
@@ -82,7 +94,10 @@ describe('a bot key on the record operations', () => {
     const bot = await newBot('chat_b');
     const { id, token } = await h.endpoint();
     const before = await h.client.getEndpoint(id, token);
-    const answer = await raw(`${h.server.url}/update/${id}?sender=chat_a&trigger=true&message_content=spoof&blacklist=word`, { method: 'POST', headers: bearer(bot.key) });
+    const answer = await raw(`${h.server.url}/update/${id}?sender=chat_a&trigger=true&message_content=spoof&blacklist=word`, {
+      method: 'POST',
+      headers: bearer(bot.key),
+    });
     expect(answer).toMatchObject({ status: 403, type: expect.stringContaining('application/problem+json') });
     expect(answer.body.type).toBe('https://chatbridge.dev/problems#forbidden');
     expect(await h.client.getEndpoint(id, token)).toEqual(before);
@@ -119,7 +134,9 @@ describe('a bot key on the record operations', () => {
   it('when a bot key calls an admin operation, then 401', async () => {
     const bot = await newBot();
     const json = { ...bearer(bot.key), 'content-type': 'application/json' };
-    expect((await raw(`${h.server.url}/admin/endpoints`, { method: 'POST', headers: json, body: JSON.stringify({ id: nextId('ep') }) })).status).toBe(401);
+    expect(
+      (await raw(`${h.server.url}/admin/endpoints`, { method: 'POST', headers: json, body: JSON.stringify({ id: nextId('ep') }) })).status,
+    ).toBe(401);
     expect((await raw(`${h.server.url}/admin/endpoints`, { headers: json })).status).toBe(401);
     expect((await raw(`${h.server.url}/admin/bots`, { headers: json })).status).toBe(401);
     expect((await raw(`${h.server.url}/admin/bots/${bot.id}/key`, { method: 'POST', headers: json })).status).toBe(401);
@@ -129,7 +146,10 @@ describe('a bot key on the record operations', () => {
     const bot = await newBot();
     const { id } = await h.endpoint();
     const wrong = `${bot.key.slice(0, -1)}${bot.key.endsWith('A') ? 'B' : 'A'}`;
-    const answers = [await raw(`${h.server.url}/${id}`, { headers: bearer(wrong) }), await raw(`${h.server.url}/no-such-endpoint`, { headers: bearer(bot.key) })];
+    const answers = [
+      await raw(`${h.server.url}/${id}`, { headers: bearer(wrong) }),
+      await raw(`${h.server.url}/no-such-endpoint`, { headers: bearer(bot.key) }),
+    ];
     for (const a of answers) expect(a).toMatchObject({ status: 401, body: { type: 'https://chatbridge.dev/problems#unauthorized' } });
     const { instance: _a, ...first } = answers[0]!.body;
     const { instance: _b, ...second } = answers[1]!.body;
@@ -160,12 +180,15 @@ describe('a bot key on the record operations', () => {
 });
 
 describe('reserved endpoint IDs', () => {
-  it.each([...RESERVED_ENDPOINT_IDS, 'LOOKUP', 'Events'])('when createEndpoint is asked for %s, then 400 naming id and nothing is created', async (id) => {
-    const error = await failure(h.client.createEndpoint(id));
-    expect(error.status).toBe(400);
-    expect(error.problem?.errors).toContainEqual(expect.objectContaining({ parameter: 'id' }));
-    expect((await h.client.listEndpoints({ limit: 1000 })).ids).not.toContain(id);
-  });
+  it.each([...RESERVED_ENDPOINT_IDS, 'LOOKUP', 'Events'])(
+    'when createEndpoint is asked for %s, then 400 naming id and nothing is created',
+    async (id) => {
+      const error = await failure(h.client.createEndpoint(id));
+      expect(error.status).toBe(400);
+      expect(error.problem?.errors).toContainEqual(expect.objectContaining({ parameter: 'id' }));
+      expect((await h.client.listEndpoints({ limit: 1000 })).ids).not.toContain(id);
+    },
+  );
 });
 
 describe('bot keys and the log', () => {
@@ -231,7 +254,10 @@ describe('bot keys on lookup and removal', () => {
     const removed = await raw(`${h.server.url}/remove/${id}?blacklist=spam`, { method: 'POST', headers: bearer(bot.key) });
     expect(removed.status).toBe(200);
     expect(removed.body.config.blacklist).toEqual(['ham']);
-    const wrong = await raw(`${h.server.url}/remove/${id}?blacklist=ham`, { method: 'POST', headers: bearer(`${bot.key.slice(0, -1)}${bot.key.endsWith('A') ? 'B' : 'A'}`) });
+    const wrong = await raw(`${h.server.url}/remove/${id}?blacklist=ham`, {
+      method: 'POST',
+      headers: bearer(`${bot.key.slice(0, -1)}${bot.key.endsWith('A') ? 'B' : 'A'}`),
+    });
     expect(wrong.status).toBe(401);
   });
 });
@@ -259,7 +285,11 @@ describe('a bot key on the stream of all changes', () => {
     await until('a text the stream never sends'); // returns when the server ends the stream
     const change = body.split('\n\n').find((block) => block.includes('event: change') && block.includes(`"endpoint":"${id}"`));
     expect(change).toBeDefined();
-    const data = JSON.parse(/^data: (.*)$/m.exec(change!)![1]!) as { endpoint: string; messageNumber: number | null; record: { config: { blacklist: string[] } } };
+    const data = JSON.parse(/^data: (.*)$/m.exec(change!)![1]!) as {
+      endpoint: string;
+      messageNumber: number | null;
+      record: { config: { blacklist: string[] } };
+    };
     expect(data).toMatchObject({ endpoint: id, messageNumber: null });
     expect(data.record.config.blacklist).toEqual(['from-the-token']);
   });

@@ -43,7 +43,10 @@ describe.skipIf(!BASE_URL)('bot keys across two instances on PostgreSQL', () => 
     expect((await raw(`${two.url}/shared`, bearer(bot.key))).status).toBe(401);
     expect((await raw(`${two.url}/shared`, bearer(rotated.key))).status).toBe(200);
     // The stream there re-checks at a change of the endpoint (or its next heartbeat): a change ends it.
-    await one.store.update('shared', (current) => ({ write: { record: { ...current!.record, config: { ...current!.record.config, isbeta: true } }, state: current!.state }, result: undefined }));
+    await one.store.update('shared', (current) => ({
+      write: { record: { ...current!.record, config: { ...current!.record.config, isbeta: true } }, state: current!.state },
+      result: undefined,
+    }));
     const text = await stream.text();
     expect(text).toContain('event: record');
   });

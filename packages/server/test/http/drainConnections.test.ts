@@ -91,7 +91,10 @@ describe('draining connections', () => {
     const idle = connect(port, '127.0.0.1'); // an idle connection, too
     idle.on('error', () => undefined);
     await new Promise<void>((r) => idle.once('connect', () => r()));
-    const outcome = await Promise.race([close().then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open after 3 s'), 3000))]);
+    const outcome = await Promise.race([
+      close().then(() => 'closed'),
+      new Promise((r) => setTimeout(() => r('still open after 3 s'), 3000)),
+    ]);
     expect(outcome).toBe('closed');
     expect(await hungUp).toBe('hung up');
     idle.destroy();
@@ -112,7 +115,10 @@ describe('draining connections', () => {
       expect(closed).toBe(false); // still within its moment
       await vi.advanceTimersByTimeAsync(20);
       vi.useRealTimers();
-      const outcome = await Promise.race([closing.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open after 3 s'), 3000))]);
+      const outcome = await Promise.race([
+        closing.then(() => 'closed'),
+        new Promise((r) => setTimeout(() => r('still open after 3 s'), 3000)),
+      ]);
       expect(outcome).toBe('closed');
     } finally {
       vi.useRealTimers();

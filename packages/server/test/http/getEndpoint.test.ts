@@ -4,7 +4,7 @@ import { failure, raw, useServer } from './harness.ts';
 const h = useServer();
 
 describe('getEndpoint', () => {
-  it('when 300 reads of 30 endpoints arrive at once, then each answer is its own endpoint\'s record', async () => {
+  it("when 300 reads of 30 endpoints arrive at once, then each answer is its own endpoint's record", async () => {
     // The responses of one turn are ended together (http/endAtTurnEnd.ts): none may go to another request.
     const endpoints = await Promise.all(Array.from({ length: 30 }, () => h.endpoint('many')));
     await Promise.all(endpoints.map(({ id, token }, i) => h.client.updateEndpoint(id, token, { message_content: `content of ${i}` })));
@@ -18,7 +18,14 @@ describe('getEndpoint', () => {
     const record = await h.client.getEndpoint(id, token);
     expect(Object.keys(record.config).sort()).toEqual(['allowed-ids', 'blacklist', 'channels', 'isbeta', 'logs', 'self-user', 'webhooks']);
     expect(Object.keys(record.meta).sort()).toEqual(['message', 'read', 'sender', 'sender-channel', 'trigger']);
-    expect(record.meta.message.embed).toEqual({ title: 'None', description: 'None', footer: 'None', image: 'None', thumbnail: 'None', fields: [] });
+    expect(record.meta.message.embed).toEqual({
+      title: 'None',
+      description: 'None',
+      footer: 'None',
+      image: 'None',
+      thumbnail: 'None',
+      fields: [],
+    });
     expect(record.meta.message).toMatchObject({ isReply: false, reply: { author: null, message: null }, attachments: [], content: null });
     expect(record.meta.read).toEqual({ chat_a: false, chat_b: false, chat_c: false, chat_d: false });
   });

@@ -44,5 +44,10 @@ export async function failure(call: Promise<unknown>): Promise<ChatbridgeError> 
 export async function raw(url: string, init?: RequestInit) {
   const response = await fetch(url, init);
   const text = await response.text();
-  return { status: response.status, type: response.headers.get('content-type') ?? '', headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type') ?? '',
+    headers: response.headers,
+    body: text ? JSON.parse(text) : undefined,
+  };
 }

@@ -9,7 +9,9 @@ const h = useServer();
 /** Sends a raw request line (for targets fetch() would normalise). */
 function rawRequest(port: number, target: string, headers = ''): Promise<{ status: number; type: string; head: string; body: string }> {
   return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`));
+    const socket = connect(port, '127.0.0.1', () =>
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`),
+    );
     let data = '';
     socket.on('data', (c) => (data += c));
     socket.on('end', () => {
@@ -31,7 +33,11 @@ describe('hostile input regressions', () => {
 
   it('when an unknown parameter name holds "." or "/" or is empty, then 400 names it exactly', async () => {
     const { id, token } = await h.endpoint();
-    for (const [query, name] of [['a/b=1', 'a/b'], ['.=1', '.'], ['=x', '']] as const) {
+    for (const [query, name] of [
+      ['a/b=1', 'a/b'],
+      ['.=1', '.'],
+      ['=x', ''],
+    ] as const) {
       const r = await raw(`${h.server.url}/${id}?token=${token}&${query}`);
       expect(r.status).toBe(400);
       expect(r.body.errors).toEqual([expect.objectContaining({ parameter: name, in: 'query' })]);
@@ -66,7 +72,9 @@ describe('hostile input regressions', () => {
   });
 
   it.each(['Infinity', '-Infinity', '1e400', '0x10', '1.5'])('when an integer parameter is %s, then 400 naming it', async (value) => {
-    const list = await raw(`${h.server.url}/admin/endpoints?limit=${value}`, { headers: { authorization: `Bearer ${h.server.adminToken}` } });
+    const list = await raw(`${h.server.url}/admin/endpoints?limit=${value}`, {
+      headers: { authorization: `Bearer ${h.server.adminToken}` },
+    });
     expect(list.status).toBe(400);
     expect(list.body.errors).toEqual([expect.objectContaining({ parameter: 'limit' })]);
   });

@@ -36,7 +36,10 @@ describe('request logging', () => {
       // The token under a percent-encoded key still authenticates; a webhook URL travels as a value.
       const webhook = 'https://chat-a.example.com/api/webhooks/123456789012345678/webhook-secret-part';
       expect((await raw(`${server.url}/logged-1?%74oken=${token}`)).status).toBe(200);
-      expect((await raw(`${server.url}/update/logged-1?token=${token}&channel_chat_a=111111&webhook_chat_a=${webhook}`, { method: 'POST' })).status).toBe(200);
+      expect(
+        (await raw(`${server.url}/update/logged-1?token=${token}&channel_chat_a=111111&webhook_chat_a=${webhook}`, { method: 'POST' }))
+          .status,
+      ).toBe(200);
       const rotated = await client.rotateEndpointToken('logged-1');
       const r = await fetch(`${server.url}/-/live`, { headers: { 'x-request-id': 'trace-abc-123' } });
       expect(r.headers.get('x-request-id')).toBe('trace-abc-123');
@@ -92,13 +95,20 @@ describe('request logging of abandoned requests', () => {
     try {
       const token = await server.provision('abandoned-1');
       other.exec('BEGIN IMMEDIATE'); // the update waits for the write lock, unanswered
-      const gaveUp = fetch(`${server.url}/update/abandoned-1?token=${token}&beta=true`, { method: 'POST', signal: AbortSignal.timeout(300) });
+      const gaveUp = fetch(`${server.url}/update/abandoned-1?token=${token}&beta=true`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(300),
+      });
       await expect(gaveUp).rejects.toThrow();
       await new Promise((resolve) => setTimeout(resolve, 100)); // the line is written when the connection closes
       other.exec('ROLLBACK');
-      const logged = lines.map((l) => JSON.parse(l) as { req?: { url: string }; res?: { statusCode: number } }).filter((l) => l.req?.url.startsWith('/update/'));
+      const logged = lines
+        .map((l) => JSON.parse(l) as { req?: { url: string }; res?: { statusCode: number } })
+        .filter((l) => l.req?.url.startsWith('/update/'));
       expect(logged.map((l) => l.res!.statusCode)).toEqual([499]);
-      expect(await (await fetch(`${server.url}/-/metrics`)).text()).toMatch(/^chatbridge_http_requests_total\{operation="updateEndpoint",status="499"\} 1$/m);
+      expect(await (await fetch(`${server.url}/-/metrics`)).text()).toMatch(
+        /^chatbridge_http_requests_total\{operation="updateEndpoint",status="499"\} 1$/m,
+      );
     } finally {
       other.close();
       await server.close();

@@ -55,17 +55,24 @@ describe('lookupEndpoints', () => {
   });
 
   it('when GET /lookup is requested, then it is the lookup operation, not the record of an endpoint named lookup', async () => {
-    const r = await raw(`${h.server.url}/lookup?platform=chat_a&channel=nothing-here`, { headers: { authorization: `Bearer ${h.server.adminToken}` } });
+    const r = await raw(`${h.server.url}/lookup?platform=chat_a&channel=nothing-here`, {
+      headers: { authorization: `Bearer ${h.server.adminToken}` },
+    });
     expect([r.status, r.body]).toEqual([200, { matches: [], truncated: false }]);
   });
 
   it('when neither a bot key nor the admin token is presented, or a wrong one, then 401 with a Bearer challenge', async () => {
     const missing = await raw(`${h.server.url}/lookup?platform=chat_a&channel=a-1`);
-    const wrong = await raw(`${h.server.url}/lookup?platform=chat_a&channel=a-1`, { headers: { authorization: 'Bearer not-the-admin-token' } });
+    const wrong = await raw(`${h.server.url}/lookup?platform=chat_a&channel=a-1`, {
+      headers: { authorization: 'Bearer not-the-admin-token' },
+    });
     for (const r of [missing, wrong]) {
       expect(r.status).toBe(401);
       expect(r.headers.get('www-authenticate')).toBe('Bearer realm="chatbridge-admin"');
-      expect(r.body).toMatchObject({ type: 'https://chatbridge.dev/problems#unauthorized', detail: 'The bot key or admin token is missing or wrong.' });
+      expect(r.body).toMatchObject({
+        type: 'https://chatbridge.dev/problems#unauthorized',
+        detail: 'The bot key or admin token is missing or wrong.',
+      });
     }
     const client = createChatbridgeClient({ baseUrl: h.server.url, adminToken: 'not-the-admin-token' });
     expect((await failure(client.lookup('chat_a', 'a-1'))).status).toBe(401);

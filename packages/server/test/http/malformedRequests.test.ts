@@ -22,7 +22,11 @@ function parse(text: string) {
   const [head = '', body = ''] = text.split('\r\n\r\n');
   const [statusLine = '', ...lines] = head.split('\r\n');
   const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-  return { status: Number(statusLine.split(' ')[1]), headers, body: body ? (JSON.parse(body) as { type: string; detail: string; errors?: { parameter: string }[] }) : undefined };
+  return {
+    status: Number(statusLine.split(' ')[1]),
+    headers,
+    body: body ? (JSON.parse(body) as { type: string; detail: string; errors?: { parameter: string }[] }) : undefined,
+  };
 }
 
 describe('requests Node would answer itself', () => {

@@ -47,7 +47,10 @@ describe('markRead', () => {
     await h.client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: 'newer', trigger: true }); // message 2
     const late = await raw(`${h.server.url}/read/${id}?token=${token}&platform=chat_a&message_number=1`, { method: 'POST' });
     expect(late.status).toBe(409);
-    expect(late.body).toMatchObject({ type: 'https://chatbridge.dev/problems#conflict', detail: 'Message 1 is no longer pending (message 2 is); nothing was marked.' });
+    expect(late.body).toMatchObject({
+      type: 'https://chatbridge.dev/problems#conflict',
+      detail: 'Message 1 is no longer pending (message 2 is); nothing was marked.',
+    });
     const record = await h.client.getEndpoint(id, token);
     expect(record.meta).toMatchObject({ trigger: true, message: { content: 'newer' }, read: { chat_a: false } });
     const current = await raw(`${h.server.url}/read/${id}?token=${token}&platform=chat_a&message_number=2`, { method: 'POST' });

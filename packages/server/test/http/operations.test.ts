@@ -23,7 +23,12 @@ describe('metrics', () => {
     expect(text).toMatch(/chatbridge_http_requests_total\{operation="getEndpoint",status="401"\} [1-9]/);
     expect(text).toContain('chatbridge_http_request_duration_seconds_bucket{le="0.005",operation="getEndpoint"}');
     expect(text).toMatch(/chatbridge_store_operation_duration_seconds_count\{method="get",result="ok"\} [1-9]/);
-    for (const name of ['chatbridge_webhook_deliveries_total', 'chatbridge_expired_messages_total', 'chatbridge_pending_messages', 'chatbridge_outbox_deliveries']) {
+    for (const name of [
+      'chatbridge_webhook_deliveries_total',
+      'chatbridge_expired_messages_total',
+      'chatbridge_pending_messages',
+      'chatbridge_outbox_deliveries',
+    ]) {
       expect(text).toContain(`# TYPE ${name}`);
     }
     // The runtime's own series, named once with the service's prefix.
@@ -71,7 +76,10 @@ describe('metrics', () => {
     expect(await metrics.registry.metrics()).not.toContain('group_commit');
     // The same registry wiring, given a store that reports: the series appear.
     let report: ((c: GroupCommitTiming) => void) | undefined;
-    measureGroupCommits({ observeGroupCommits: (listener: (c: GroupCommitTiming) => void) => void (report = listener) } as unknown as EndpointStore, metrics);
+    measureGroupCommits(
+      { observeGroupCommits: (listener: (c: GroupCommitTiming) => void) => void (report = listener) } as unknown as EndpointStore,
+      metrics,
+    );
     report!({ updates: 5, statementsMs: 0.2, commitMs: 0.4 });
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/^chatbridge_sqlite_group_commit_updates_sum 5$/m);
@@ -90,7 +98,8 @@ describe('security headers', () => {
     expect(r.headers.get('x-frame-options')).toBe('DENY');
     expect(r.headers.get('cache-control')).toBe('no-store');
     // Web-page headers a JSON response has no use for are not sent.
-    for (const name of ['x-xss-protection', 'x-dns-prefetch-control', 'origin-agent-cluster', 'referrer-policy']) expect(r.headers.get(name)).toBeNull();
+    for (const name of ['x-xss-protection', 'x-dns-prefetch-control', 'origin-agent-cluster', 'referrer-policy'])
+      expect(r.headers.get(name)).toBeNull();
   });
 
   it('without configured origins, answers no CORS headers', async () => {
@@ -128,7 +137,11 @@ describe('CORS with configured origins', () => {
     for (const path of ['/ADMIN/endpoints', '/Admin/Endpoints']) {
       const preflightAdmin = await fetch(`${server.url}${path}`, {
         method: 'OPTIONS',
-        headers: { origin: 'https://dashboard.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+        headers: {
+          origin: 'https://dashboard.example',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'authorization',
+        },
       });
       expect(preflightAdmin.headers.get('access-control-allow-origin')).toBeNull();
       const unauthorized = await fetch(`${server.url}${path}`, { headers: { origin: 'https://dashboard.example' } });
@@ -207,7 +220,11 @@ describe('size limits and slow clients', () => {
     const escaped = JSON.stringify(params).replace(/[^\x00-\x7f]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
     expect(escaped.length).toBeGreaterThan(16 * 1024);
     for (const body of [escaped, 'null', '1', '"text"', '{not json']) {
-      const r = await fetch(`${h.server.url}/update/${id}?${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const r = await fetch(`${h.server.url}/update/${id}?${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       expect([body.slice(0, 10), r.status]).toEqual([body.slice(0, 10), 200]);
     }
     expect((await h.client.getEndpoint(id, token)).meta.message.content).toBe(params.message_content);
@@ -217,10 +234,14 @@ describe('size limits and slow clients', () => {
     const token = await h.server.provision('admin');
     // fetch sends no body with GET; node:http does, as some bots' HTTP libraries do.
     const status = await new Promise<number | undefined>((resolve, reject) => {
-      const req = request(`${h.server.url}/admin?token=${token}`, { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': '4' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode);
-      });
+      const req = request(
+        `${h.server.url}/admin?token=${token}`,
+        { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': '4' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        },
+      );
       req.on('error', reject);
       req.end('null');
     });

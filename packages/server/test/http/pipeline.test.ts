@@ -10,7 +10,9 @@ function run(layer: RequestHandler): Promise<unknown> {
 describe('inOneLayer', () => {
   it('when every middleware goes on, then they run in order and the layer goes on', async () => {
     const seen: string[] = [];
-    const mark = (name: string): RequestHandler => (_req, _res, next) => (seen.push(name), next());
+    const mark =
+      (name: string): RequestHandler =>
+      (_req, _res, next) => (seen.push(name), next());
     const later: RequestHandler = (_req, _res, next) => void setImmediate(() => (seen.push('async'), next()));
     const skipRoute: RequestHandler = (_req, _res, next) => (seen.push('route'), next('route'));
     expect(await run(inOneLayer([mark('a'), later, skipRoute, mark('b')]))).toBeUndefined();

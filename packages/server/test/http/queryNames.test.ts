@@ -16,7 +16,9 @@ describe('query names (what the validator leaves to us)', () => {
 
   it("when the operation's security takes an API key in the query, then its name is known; a health check knows none", () => {
     expect(queryNameIssues(names.get('getEndpoint')!, { token: 'x' })).toEqual([]);
-    expect(queryNameIssues(names.get('getLiveness')!, { token: 'x' })).toEqual([{ parameter: 'token', in: 'query', message: 'unknown parameter' }]);
+    expect(queryNameIssues(names.get('getLiveness')!, { token: 'x' })).toEqual([
+      { parameter: 'token', in: 'query', message: 'unknown parameter' },
+    ]);
   });
 
   it('when a parameter allows an empty value, then an empty value is not an issue', () => {

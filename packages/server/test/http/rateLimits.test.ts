@@ -34,7 +34,12 @@ describe('failed authentications of one stale token on a bot host', () => {
     // Only Date is faked: the limiters' windows follow it, the HTTP server's own timers stay real.
     vi.useFakeTimers({ toFake: ['Date'] });
     const server = await startTestServer({
-      rateLimits: { authFailuresPerMinute: 10, authFailuresPerAddressPerMinute: 3_000, perEndpointPerSecond: 50, backend: { kind: 'memory' } },
+      rateLimits: {
+        authFailuresPerMinute: 10,
+        authFailuresPerAddressPerMinute: 3_000,
+        perEndpointPerSecond: 50,
+        backend: { kind: 'memory' },
+      },
     });
     try {
       await server.provision('stale');
@@ -121,7 +126,7 @@ describe('per-endpoint rate limit', () => {
     expect((await fetch(`${server.url}/calm?token=${calm}`)).status).toBe(200);
   });
 
-  it('when requests carry a wrong token, then they do not drain the owner\'s budget', async () => {
+  it("when requests carry a wrong token, then they do not drain the owner's budget", async () => {
     const owner = await server.provision('owned');
     for (let i = 0; i < 20; i++) await fetch(`${server.url}/owned?token=${WRONG}`);
     expect((await fetch(`${server.url}/owned?token=${owner}`)).status).toBe(200);

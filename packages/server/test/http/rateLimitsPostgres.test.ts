@@ -48,7 +48,12 @@ describe.runIf(!!DATABASE_URL)('rate limits across instances (PostgreSQL)', () =
 
   it('when one address fails 30 times against one endpoint through both instances, then its valid requests to three other endpoints all get 200', async () => {
     // Without the per-endpoint rate limit, which these 90 requests in a second or two would reach.
-    const settings = { authFailuresPerMinute: 4, authFailuresPerAddressPerMinute: 3_000, perEndpointPerSecond: 0, backend: { kind: 'postgres' as const, databaseUrl: db.url } };
+    const settings = {
+      authFailuresPerMinute: 4,
+      authFailuresPerAddressPerMinute: 3_000,
+      perEndpointPerSecond: 0,
+      backend: { kind: 'postgres' as const, databaseUrl: db.url },
+    };
     const open = () => openStore({ kind: 'postgres', databaseUrl: db.url, poolSize: 2 });
     const c = await startTestServer({ store: await open(), rateLimits: settings });
     const d = await startTestServer({ store: await open(), rateLimits: settings });

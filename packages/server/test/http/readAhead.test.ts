@@ -11,7 +11,8 @@ const countingStore = (answer: (id: string) => Promise<StoredEndpoint | undefine
   const store = { kind: 'postgres', readsInTurn: false, get: (id: string) => (reads.push(id), answer(id)) } as unknown as EndpointStore;
   return { store, reads };
 };
-const request = (operationId: string, endpoint: string) => ({ openapi: { schema: { operationId }, pathParams: { endpoint } } }) as unknown as Request;
+const request = (operationId: string, endpoint: string) =>
+  ({ openapi: { schema: { operationId }, pathParams: { endpoint } } }) as unknown as Request;
 const row = { version: 3 } as StoredEndpoint;
 
 describe('readAhead', () => {

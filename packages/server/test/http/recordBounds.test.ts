@@ -53,7 +53,9 @@ describe('updateEndpoint: control characters', () => {
         const r = await update(id, token, `beta=true&${name}=${value}`);
         expect(r.status, `${name}=${value}`).toBe(400);
         expect(r.type).toMatch(/^application\/problem\+json/);
-        expect(r.body.errors, `${name}=${value}`).toEqual([{ parameter: name, in: 'query', message: expect.stringMatching(/control characters/) }]);
+        expect(r.body.errors, `${name}=${value}`).toEqual([
+          { parameter: name, in: 'query', message: expect.stringMatching(/control characters/) },
+        ]);
       }
     }
     expect(await h.client.getEndpoint(id, token)).toEqual(before);
@@ -82,7 +84,9 @@ describe('updateEndpoint: control characters', () => {
   it('when the spec is read, then every text parameter of updateEndpoint carries the pattern the server names', () => {
     const spec = parseYaml(readFileSync(bundledSpecPath, 'utf8')) as {
       paths: Record<string, { post?: { operationId?: string; parameters?: { $ref?: string }[] } }>;
-      components: { parameters: Record<string, { name: string; in: string; schema: { type?: string; pattern?: string; enum?: unknown[] } }> };
+      components: {
+        parameters: Record<string, { name: string; in: string; schema: { type?: string; pattern?: string; enum?: unknown[] } }>;
+      };
     };
     const operation = Object.values(spec.paths).find((p) => p.post?.operationId === 'updateEndpoint')!.post!;
     const text = operation
@@ -114,7 +118,9 @@ describe('updateEndpoint: the record size budget', () => {
     const before = await nearlyFull(id);
     const r = await update(id, token, `blacklist=${'y'.repeat(200)}&message_author_name=Ada&trigger=true&sender=chat_c`, h);
     expect(r.status).toBe(400);
-    expect(r.body.errors).toEqual([{ parameter: 'blacklist', in: 'query', message: expect.stringContaining(`budget of ${RECORD_BUDGET_BYTES} bytes`) }]);
+    expect(r.body.errors).toEqual([
+      { parameter: 'blacklist', in: 'query', message: expect.stringContaining(`budget of ${RECORD_BUDGET_BYTES} bytes`) },
+    ]);
     const after = (await h.server.store.get(id))!;
     expect(after.version).toBe(before.version);
     expect(after.recordJson).toBe(before.recordJson);

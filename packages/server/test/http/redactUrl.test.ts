@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { redactUrl } from '../../src/http/redactUrl.ts';
 
-
 const TOKEN = 'cbt_MgzDdX6_OSnt3agZ0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPqEsU';
 
 describe('redactUrl (the URL a request log line shows)', () => {
@@ -47,7 +46,8 @@ describe('redactUrl (the URL a request log line shows)', () => {
 
   it('when a token is split across path segments, or a segment is token-shaped, then no part of it is shown', () => {
     // Tokens as issued (the prefix and 54 random bytes), drawn from a fixed seed so the run is repeatable.
-    for (let i = 0; i < 20; i++) expectNoPartShown(`cbt_${createHash('sha512').update(`seed ${i}`).digest().subarray(0, 54).toString('base64url')}`);
+    for (let i = 0; i < 20; i++)
+      expectNoPartShown(`cbt_${createHash('sha512').update(`seed ${i}`).digest().subarray(0, 54).toString('base64url')}`);
   });
 
   const expectNoPartShown = (token: string) => {

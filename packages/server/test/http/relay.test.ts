@@ -161,7 +161,12 @@ describe('relay: delivery', () => {
     const { id, token } = await community(client, server);
     await client.updateEndpoint(id, token, { index: 0, webhook_chat_b: receiver.url('b-zero') });
     receiver.script({ status: 429, headers: { 'retry-after': '1' } });
-    await client.updateEndpoint(id, token, { sender: 'chat_a', sender_channel: 'a-0000-chan', message_content: 'rate limited', trigger: true });
+    await client.updateEndpoint(id, token, {
+      sender: 'chat_a',
+      sender_channel: 'a-0000-chan',
+      message_content: 'rate limited',
+      trigger: true,
+    });
     await eventually(() => server.relay.stats.retried === 1);
     advance(server, 999);
     await passAndSettle(server);
@@ -201,7 +206,9 @@ describe('relay: idempotency keys', () => {
     await eventually(() => receiver.received.length === 4);
     const newKeys = receiver.received.slice(2).map((r) => r.idempotencyKey);
     // Both first messages are message 1 of their endpoint, to the same platforms.
-    expect(oldKeys.map((k) => k!.split(':').slice(0, 3).join(':')).sort()).toEqual(newKeys.map((k) => k!.split(':').slice(0, 3).join(':')).sort());
+    expect(oldKeys.map((k) => k!.split(':').slice(0, 3).join(':')).sort()).toEqual(
+      newKeys.map((k) => k!.split(':').slice(0, 3).join(':')).sort(),
+    );
     expect(newKeys.filter((k) => oldKeys.includes(k))).toEqual([]);
   });
 });
@@ -248,7 +255,12 @@ describe('relay: a retry checks that it still applies, and sends the message as 
     const { server, client } = await start();
     const { id, token } = await community(client, server);
     receiver.script({ status: 503, headers: { 'retry-after': '1' } });
-    const pending = await client.updateEndpoint(id, token, { sender: 'chat_b', sender_channel: 'b-0000-chan', message_content: content, trigger: true });
+    const pending = await client.updateEndpoint(id, token, {
+      sender: 'chat_b',
+      sender_channel: 'b-0000-chan',
+      message_content: content,
+      trigger: true,
+    });
     await eventually(() => server.relay.stats.retried === 1);
     return { server, client, id, token, pending };
   }
@@ -319,7 +331,12 @@ describe('relay: lifecycle', () => {
     receiver.script({ status: 503, headers: { 'retry-after': '2' } }, { status: 503, headers: { 'retry-after': '2' } });
     await post(client, id, token, 'chat_c', 0);
     await eventually(() => server.relay.stats.retried === 2);
-    await client.updateEndpoint(id, token, { sender: 'chat_c', sender_channel: 'c-0000-chan', message_content: 'the replacement', trigger: true });
+    await client.updateEndpoint(id, token, {
+      sender: 'chat_c',
+      sender_channel: 'c-0000-chan',
+      message_content: 'the replacement',
+      trigger: true,
+    });
     await eventually(async () => (await client.getEndpoint(id, token)).meta.trigger === false);
     advance(server, 2500); // past the first message's retries
     await passAndSettle(server);
@@ -336,7 +353,12 @@ describe('relay: restarts', () => {
     const { id, token } = await community(first.client, first.server);
     await first.client.updateEndpoint(id, token, { index: 0, webhook_chat_b: receiver.url('b-zero-slow') });
     receiver.script({ status: 200, delayMs: 300 });
-    await first.client.updateEndpoint(id, token, { sender: 'chat_a', sender_channel: 'a-0000-chan', message_content: 'slow', trigger: true });
+    await first.client.updateEndpoint(id, token, {
+      sender: 'chat_a',
+      sender_channel: 'a-0000-chan',
+      message_content: 'slow',
+      trigger: true,
+    });
     await eventually(() => receiver.received.length === 1);
     // Graceful restart while the receiver still holds the request: in-flight deliveries finish first.
     await first.server.close();
@@ -357,7 +379,12 @@ describe('relay: restarts', () => {
     const { id, token } = await community(first.client, first.server);
     await first.client.updateEndpoint(id, token, { index: 0, webhook_chat_b: receiver.url('b-zero-hangs') });
     receiver.script({ status: 200, hold: true }); // a webhook that does not answer
-    await first.client.updateEndpoint(id, token, { sender: 'chat_a', sender_channel: 'a-0000-chan', message_content: 'hanging', trigger: true });
+    await first.client.updateEndpoint(id, token, {
+      sender: 'chat_a',
+      sender_channel: 'a-0000-chan',
+      message_content: 'hanging',
+      trigger: true,
+    });
     await eventually(() => receiver.received.length === 1);
     const stopping = Date.now();
     await first.server.close();
@@ -366,7 +393,10 @@ describe('relay: restarts', () => {
 
     const second = await start({ store: new SqliteEndpointStore(file) });
     await eventually(async () => (await second.client.getEndpoint(id, token)).meta.read.chat_b === true);
-    expect(receiver.received.map((r) => r.idempotencyKey)).toEqual([receiver.received[0]!.idempotencyKey, receiver.received[0]!.idempotencyKey]);
+    expect(receiver.received.map((r) => r.idempotencyKey)).toEqual([
+      receiver.received[0]!.idempotencyKey,
+      receiver.received[0]!.idempotencyKey,
+    ]);
   });
 
   it('when a delivery was queued but not attempted before a stop, then the next start delivers it', async () => {
@@ -391,9 +421,13 @@ describe('relay: SSRF protection (private destinations not allowed)', () => {
     const id = 'ssrf-1';
     const token = await server.provision(id);
     const port = new URL(receiver.url('x')).port;
-    const literal = await failure(client.updateEndpoint(id, token, { webhook_chat_a: `https://127.0.0.1:${port}/hooks/loopback/${'x'.repeat(30)}` }));
+    const literal = await failure(
+      client.updateEndpoint(id, token, { webhook_chat_a: `https://127.0.0.1:${port}/hooks/loopback/${'x'.repeat(30)}` }),
+    );
     expect(literal.status).toBe(400);
-    expect(literal.problem.errors).toEqual([expect.objectContaining({ parameter: 'webhook_chat_a', message: expect.stringContaining('non-public address') })]);
+    expect(literal.problem.errors).toEqual([
+      expect.objectContaining({ parameter: 'webhook_chat_a', message: expect.stringContaining('non-public address') }),
+    ]);
     await client.updateEndpoint(id, token, {
       selfuse: true,
       channel_chat_b: 'b-0000-chan',

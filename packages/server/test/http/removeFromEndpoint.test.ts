@@ -15,9 +15,19 @@ const HOOK_B = (n: number) => `https://chat-b.example.com/hooks/channel-b-${n}/0
 async function twoBridges() {
   const { id, token } = await h.endpoint('rm');
   for (const n of [0, 1]) {
-    await h.client.updateEndpoint(id, token, { channel_chat_a: `a-channel-${n}`, webhook_chat_a: HOOK_A(n), channel_chat_b: `b-channel-${n}`, webhook_chat_b: HOOK_B(n) });
+    await h.client.updateEndpoint(id, token, {
+      channel_chat_a: `a-channel-${n}`,
+      webhook_chat_a: HOOK_A(n),
+      channel_chat_b: `b-channel-${n}`,
+      webhook_chat_b: HOOK_B(n),
+    });
   }
-  await h.client.updateEndpoint(id, token, { blacklist: 'Spam,scam', allowed_ids: '912345678901234567', log_chat_a: 'log-a-1', log_chat_b: 'log-b-1' });
+  await h.client.updateEndpoint(id, token, {
+    blacklist: 'Spam,scam',
+    allowed_ids: '912345678901234567',
+    log_chat_a: 'log-a-1',
+    log_chat_b: 'log-b-1',
+  });
   return { id, token };
 }
 
@@ -68,9 +78,16 @@ describe('removeFromEndpoint', () => {
 
   it('when a parameter is unknown, out of bounds or of the wrong type, then 400 naming each', async () => {
     const { id, token } = await twoBridges();
-    const r = await raw(`${h.server.url}/remove/${id}?token=${token}&bridge=50&log_chat_a=yes&channel_chat_a=a-channel-0&allowed_ids=abc`, { method: 'POST' });
+    const r = await raw(`${h.server.url}/remove/${id}?token=${token}&bridge=50&log_chat_a=yes&channel_chat_a=a-channel-0&allowed_ids=abc`, {
+      method: 'POST',
+    });
     expect(r.status).toBe(400);
-    expect(r.body.errors.map((e: { parameter: string }) => e.parameter).sort()).toEqual(['allowed_ids', 'bridge', 'channel_chat_a', 'log_chat_a']);
+    expect(r.body.errors.map((e: { parameter: string }) => e.parameter).sort()).toEqual([
+      'allowed_ids',
+      'bridge',
+      'channel_chat_a',
+      'log_chat_a',
+    ]);
   });
 
   it('when the token is missing or another endpoint’s, then 401 and nothing changes', async () => {

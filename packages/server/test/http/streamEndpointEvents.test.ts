@@ -150,7 +150,12 @@ describe('streamEndpointEvents', () => {
     expect(await stream.next()).toMatchObject({ id: 0 });
     const committed = [
       await h.client.updateEndpoint(id, token, { channel_chat_a: 'a-0', channel_chat_c: 'c-0000' }),
-      await h.client.updateEndpoint(id, token, { sender: 'chat_c', sender_channel: 'c-0000-chan', message_content: 'hi & bye', trigger: true }),
+      await h.client.updateEndpoint(id, token, {
+        sender: 'chat_c',
+        sender_channel: 'c-0000-chan',
+        message_content: 'hi & bye',
+        trigger: true,
+      }),
       await h.client.markRead(id, token, 'chat_a'), // the last reader: the message finishes, back to idle
     ];
     const events = [];
@@ -189,7 +194,12 @@ describe('streamEndpointEvents', () => {
     await h.client.updateEndpoint(id, token, { trigger: false });
     await h.client.updateEndpoint(id, token, { trigger: false, beta: false });
     // A message no other platform can receive (none has channels) is finished at once: the record is unchanged.
-    await h.client.updateEndpoint(id, token, { sender: 'chat_d', sender_channel: 'chan-d-0001', message_content: 'to nobody', trigger: true });
+    await h.client.updateEndpoint(id, token, {
+      sender: 'chat_d',
+      sender_channel: 'chan-d-0001',
+      message_content: 'to nobody',
+      trigger: true,
+    });
     expect(await stream.quietFor(300)).toBe(true);
     const changed = await h.client.updateEndpoint(id, token, { blacklist: 'spam' });
     expect(await stream.next()).toMatchObject({ id: 1, record: changed });
@@ -360,7 +370,10 @@ describe('streamEndpointEvents with a replay window of 3 events', () => {
   let server: TestServer;
   beforeAll(async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'chatbridge-sse-')), 'store.sqlite');
-    server = await startTestServer({ store: new SqliteEndpointStore(file, { eventWindow: { maxEvents: 3 } }), events: { heartbeatMs: HEARTBEAT_MS } });
+    server = await startTestServer({
+      store: new SqliteEndpointStore(file, { eventWindow: { maxEvents: 3 } }),
+      events: { heartbeatMs: HEARTBEAT_MS },
+    });
   });
   afterAll(() => server.close());
 

@@ -59,7 +59,9 @@ describe('updateEndpoint', () => {
 
   it('when index is beyond several lists at once, then errors names index once, with every list in its message', async () => {
     const { id, token } = await h.endpoint();
-    const e = await failure(h.client.updateEndpoint(id, token, { index: 5, channel_chat_a: 'a-999', channel_chat_b: 'b-99999', blacklist: 'z' }));
+    const e = await failure(
+      h.client.updateEndpoint(id, token, { index: 5, channel_chat_a: 'a-999', channel_chat_b: 'b-99999', blacklist: 'z' }),
+    );
     expect(e.problem.errors).toHaveLength(1);
     expect(e.problem.errors?.[0]).toMatchObject({ parameter: 'index', in: 'query' });
     for (const list of ['channel_chat_a', 'channel_chat_b', 'blacklist']) expect(e.problem.errors?.[0]?.message).toContain(list);
@@ -72,15 +74,21 @@ describe('updateEndpoint', () => {
     expect(e.problem.errors).toEqual([expect.objectContaining({ parameter: 'index' })]);
   });
 
-  it.each(['webhook_chat_c', 'webhook_chat_d'] as const)('when %s is sent, then it is ignored and the rest of the request is applied', async (parameter) => {
-    const { id, token } = await h.endpoint();
-    // Sent as an untyped bot would: the client's types leave these two out.
-    const r = await raw(`${h.server.url}/update/${id}?token=${token}&${parameter}=${encodeURIComponent(HOOK(9))}&channel_chat_c=chan-c-1`, { method: 'POST' });
-    expect(r.status).toBe(200);
-    const after = await h.client.getEndpoint(id, token);
-    expect(after.config.channels.chat_c).toEqual(['chan-c-1']);
-    expect(after.config.webhooks).toEqual({ chat_a: [], chat_b: [], chat_c: [], chat_d: [] });
-  });
+  it.each(['webhook_chat_c', 'webhook_chat_d'] as const)(
+    'when %s is sent, then it is ignored and the rest of the request is applied',
+    async (parameter) => {
+      const { id, token } = await h.endpoint();
+      // Sent as an untyped bot would: the client's types leave these two out.
+      const r = await raw(
+        `${h.server.url}/update/${id}?token=${token}&${parameter}=${encodeURIComponent(HOOK(9))}&channel_chat_c=chan-c-1`,
+        { method: 'POST' },
+      );
+      expect(r.status).toBe(200);
+      const after = await h.client.getEndpoint(id, token);
+      expect(after.config.channels.chat_c).toEqual(['chan-c-1']);
+      expect(after.config.webhooks).toEqual({ chat_a: [], chat_b: [], chat_c: [], chat_d: [] });
+    },
+  );
 
   it('when message_embed is empty, then the message has no embed (every member "None")', async () => {
     const { id, token } = await h.endpoint();
@@ -91,7 +99,9 @@ describe('updateEndpoint', () => {
 
   it('when a webhook is plain http, then 400 (the operator has not allowed it)', async () => {
     const { id, token } = await h.endpoint();
-    const e = await failure(h.client.updateEndpoint(id, token, { webhook_chat_b: 'http://chat-b.example.com/hooks/0123456789abcdef0123456789' }));
+    const e = await failure(
+      h.client.updateEndpoint(id, token, { webhook_chat_b: 'http://chat-b.example.com/hooks/0123456789abcdef0123456789' }),
+    );
     expect(e.status).toBe(400);
     expect(e.problem.errors).toEqual([expect.objectContaining({ parameter: 'webhook_chat_b' })]);
   });
@@ -113,7 +123,11 @@ describe('updateEndpoint', () => {
 
   it('when a value is exactly at its length bounds, then it is accepted', async () => {
     const { id, token } = await h.endpoint();
-    const r = await h.client.updateEndpoint(id, token, { message_content: 'é'.repeat(1500), log_chat_b: 'abcde', channel_chat_b: 'c'.repeat(150) });
+    const r = await h.client.updateEndpoint(id, token, {
+      message_content: 'é'.repeat(1500),
+      log_chat_b: 'abcde',
+      channel_chat_b: 'c'.repeat(150),
+    });
     expect(r.meta.message.content).toHaveLength(1500);
     expect(r.config.logs.chat_b).toBe('abcde');
   });
@@ -140,7 +154,12 @@ describe('updateEndpoint', () => {
   it('when sender and trigger=true are sent, then read flags mark the sender and platforms without channels', async () => {
     const { id, token } = await h.endpoint();
     await h.client.updateEndpoint(id, token, { channel_chat_a: 'a-000', channel_chat_b: 'b-0000', channel_chat_c: 'c-0000' });
-    const r = await h.client.updateEndpoint(id, token, { sender: 'chat_c', sender_channel: 'c-0000-chan', trigger: true, message_content: 'hi' });
+    const r = await h.client.updateEndpoint(id, token, {
+      sender: 'chat_c',
+      sender_channel: 'c-0000-chan',
+      trigger: true,
+      message_content: 'hi',
+    });
     expect(r.meta).toMatchObject({ sender: 'chat_c', 'sender-channel': 'c-0000-chan', trigger: true });
     expect(r.meta.read).toEqual({ chat_a: false, chat_b: false, chat_c: true, chat_d: true });
   });
@@ -177,7 +196,14 @@ describe('updateEndpoint', () => {
       attachments: ['https://cdn.example.com/files/1.png', 'https://cdn.example.com/files/2.png'],
       author: { avatar: 'https://cdn.chat-c.example.com/avatars/123456789/abcdef.png', id: 'user-12345', name: 'Ada' },
       content: null,
-      embed: { title: 'Release', description: 'None', footer: 'None', image: 'None', thumbnail: 'None', fields: [{ name: 'v', value: '1', inline: true }] },
+      embed: {
+        title: 'Release',
+        description: 'None',
+        footer: 'None',
+        image: 'None',
+        thumbnail: 'None',
+        fields: [{ name: 'v', value: '1', inline: true }],
+      },
       isReply: true,
       reply: { author: 'Grace Hopper', message: 'original text' },
     });
@@ -294,9 +320,12 @@ describe('updateEndpoint', () => {
 
   it('when message_content is empty (an attachment-only message), then the content becomes the empty string', async () => {
     const { id, token } = await h.endpoint();
-    const r = await raw(`${h.server.url}/update/${id}?token=${token}&message_content=&message_attachments=https://cdn.example.com/files/1.png`, {
-      method: 'POST',
-    });
+    const r = await raw(
+      `${h.server.url}/update/${id}?token=${token}&message_content=&message_attachments=https://cdn.example.com/files/1.png`,
+      {
+        method: 'POST',
+      },
+    );
     expect(r.status).toBe(200);
     expect(r.body.meta.message).toMatchObject({ content: '', attachments: ['https://cdn.example.com/files/1.png'] });
   });

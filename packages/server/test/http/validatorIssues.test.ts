@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { issueFromValidator, memberSegments } from '../../src/http/validatorIssues.ts';
 
 const request = (body: unknown) => ({ body, query: {}, originalUrl: '/admin/endpoints' }) as unknown as Request;
-const additional = (path: string) => ({ path, message: 'must NOT have additional properties', errorCode: 'additionalProperties.openapi.validation' });
+const additional = (path: string) => ({
+  path,
+  message: 'must NOT have additional properties',
+  errorCode: 'additionalProperties.openapi.validation',
+});
 
 describe("validator issues (the validator's errors as the parameter or member the request wrote)", () => {
   it('when an unknown body member holds "/" or "~", then it is named as sent', () => {
@@ -13,7 +17,11 @@ describe("validator issues (the validator's errors as the parameter or member th
   });
 
   it('when an unknown member is named "", then it is named "" in the body', () => {
-    expect(issueFromValidator(additional(''), request({ '': 1 }))).toEqual({ parameter: '', in: 'body', message: 'must NOT have additional properties' });
+    expect(issueFromValidator(additional(''), request({ '': 1 }))).toEqual({
+      parameter: '',
+      in: 'body',
+      message: 'must NOT have additional properties',
+    });
   });
 
   it("when the member is nested, then the path to it follows the body's escaped segments", () => {

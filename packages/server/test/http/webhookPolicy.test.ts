@@ -13,7 +13,9 @@ describe('webhook URL policy with CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true (develop
 
   it('when a non-http(s) URL is sent, then it is still rejected', async () => {
     const { id, token } = await h.endpoint();
-    const e = await failure(h.client.updateEndpoint(id, token, { webhook_chat_b: 'ftp://files.example.com/hooks/abcdefghijklmnopqrstuvwxyz0123' }));
+    const e = await failure(
+      h.client.updateEndpoint(id, token, { webhook_chat_b: 'ftp://files.example.com/hooks/abcdefghijklmnopqrstuvwxyz0123' }),
+    );
     expect(e.status).toBe(400);
     expect(e.problem.errors).toEqual([expect.objectContaining({ parameter: 'webhook_chat_b' })]);
   });

@@ -96,13 +96,19 @@ describe('chatbridge export and import', () => {
       const last = join(dir, 'last.sqlite');
       const db = await createScratchDatabase(BASE_URL!);
       databases.push(db);
-      const { tokens, original } = await withSqlite(first, async (store) => ({ tokens: await arrange(store), original: await snapshotsOf(store) }));
+      const { tokens, original } = await withSqlite(first, async (store) => ({
+        tokens: await arrange(store),
+        original: await snapshotsOf(store),
+      }));
 
       const exported = await chatbridge(first, 'export', join(dir, 'from-sqlite.jsonl'));
       expect(exported.code).toBe(0);
       const text = readFileSync(join(dir, 'from-sqlite.jsonl'), 'utf8');
       for (const token of Object.values(tokens)) expect(text).not.toContain(token);
-      expect(await chatbridge(db.url, 'import', join(dir, 'from-sqlite.jsonl'))).toMatchObject({ code: 0, stdout: '3 imported, 0 unchanged\n' });
+      expect(await chatbridge(db.url, 'import', join(dir, 'from-sqlite.jsonl'))).toMatchObject({
+        code: 0,
+        stdout: '3 imported, 0 unchanged\n',
+      });
 
       // From PostgreSQL to standard output, as an operator may pipe it.
       const fromPg = await chatbridge(db.url, 'export');
@@ -167,7 +173,11 @@ describe('chatbridge export and import', () => {
     const broken = JSON.parse(lines[3]!);
     broken.record.config.isbeta = 'yes';
     const cases: [string, string[], RegExp][] = [
-      ['bad-record', [lines[0]!, lines[1]!, lines[2]!, JSON.stringify(broken), lines[4]!], /line 4 \(endpoint idle-3\): record\/config\/isbeta/],
+      [
+        'bad-record',
+        [lines[0]!, lines[1]!, lines[2]!, JSON.stringify(broken), lines[4]!],
+        /line 4 \(endpoint idle-3\): record\/config\/isbeta/,
+      ],
       ['repeated', [lines[0]!, lines[1]!, lines[1]!, lines[2]!, lines[3]!, lines[4]!.replace('3', '4')], /line 3 \(endpoint community-1\)/],
       ['cut-short', lines.slice(0, 3), /line 3: .*end line/],
       ['newer-version', [lines[0]!.replace('"version":1', '"version":2'), ...lines.slice(1)], /line 1: export version 2/],
@@ -197,8 +207,13 @@ describe('chatbridge export and import', () => {
       record,
     };
     const header = { format: 'chatbridge-export', version: 1, exportedAt: new Date(0).toISOString(), source: 'hand' };
-    writeFileSync(join(dir, 'hand.jsonl'), [JSON.stringify(header), JSON.stringify(line, null, 0), JSON.stringify({ type: 'end', endpoints: 1 })].join('\n'));
+    writeFileSync(
+      join(dir, 'hand.jsonl'),
+      [JSON.stringify(header), JSON.stringify(line, null, 0), JSON.stringify({ type: 'end', endpoints: 1 })].join('\n'),
+    );
     expect((await chatbridge(join(dir, 'store.sqlite'), 'import', join(dir, 'hand.jsonl'))).code).toBe(0);
-    await withSqlite(join(dir, 'store.sqlite'), async (store) => expect((await store.get('hand-made'))!.recordJson).toBe(JSON.stringify(record)));
+    await withSqlite(join(dir, 'store.sqlite'), async (store) =>
+      expect((await store.get('hand-made'))!.recordJson).toBe(JSON.stringify(record)),
+    );
   });
 });

@@ -15,7 +15,8 @@ import { chatbridge } from './cliRun.ts';
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'original');
 const tokens = JSON.parse(readFileSync(join(FIXTURE, 'tokens.json'), 'utf8')) as Record<string, string>;
 const A = '912345678901234567';
-const webhook = (platform: 'a' | 'b', row: number) => `https://chat-${platform}.example.com/api/webhooks/11223344556677889${row}/fixture-webhook-secret-${row}`;
+const webhook = (platform: 'a' | 'b', row: number) =>
+  `https://chat-${platform}.example.com/api/webhooks/11223344556677889${row}/fixture-webhook-secret-${row}`;
 
 /** The (endpoint, field) pairs the report refused: `refused <id>: <field>: <reason>`. */
 const refusedFields = (stdout: string) =>
@@ -123,7 +124,11 @@ describe('chatbridge import --from-original', () => {
 describe('mapOriginalRecord', () => {
   const schemas = loadSpecSchemas();
   const map = (config: Record<string, unknown>) =>
-    mapOriginalRecord({ config: { isbeta: false, 'self-user': false, ...config } }, { allowPrivateWebhooks: false }, schemas.parameterProblem)!;
+    mapOriginalRecord(
+      { config: { isbeta: false, 'self-user': false, ...config } },
+      { allowPrivateWebhooks: false },
+      schemas.parameterProblem,
+    )!;
 
   it('when self-user is false, then selfuse is true, and the other way round', () => {
     expect(map({ 'self-user': false }).record.config['self-user']).toBe(true);
@@ -132,7 +137,10 @@ describe('mapOriginalRecord', () => {
 
   it('when a channel repeats in its list, then its whole bridge row is refused so that later rows stay paired', () => {
     const mapped = map({
-      channels: { discord: ['912345678901234001', '912345678901234001', '912345678901234003'], guilded: ['chan-b-0', 'chan-b-1', 'chan-b-2'] },
+      channels: {
+        discord: ['912345678901234001', '912345678901234001', '912345678901234003'],
+        guilded: ['chan-b-0', 'chan-b-1', 'chan-b-2'],
+      },
     });
     expect(mapped.record.config.channels.chat_a).toEqual(['912345678901234001', '912345678901234003']);
     expect(mapped.record.config.channels.chat_b).toEqual(['chan-b-0', 'chan-b-2']);

@@ -48,16 +48,37 @@ const listParams = <P extends readonly Platform[]>(platforms: P) =>
 const endpointArb = fc.nat(ENDPOINTS - 1);
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   // Appending (a bridge's channels and webhooks together, or any of them alone).
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('update' as const), endpoint: endpointArb, index: fc.constant(undefined), channels: listParams(PLATFORMS), webhooks: listParams(WEBHOOK_PLATFORMS) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('update' as const),
+      endpoint: endpointArb,
+      index: fc.constant(undefined),
+      channels: listParams(PLATFORMS),
+      webhooks: listParams(WEBHOOK_PLATFORMS),
+    }),
+  },
   // Overwriting with `index`: one list at a low position, so that it often exists (when it does not,
   // or the value stands elsewhere in the list, the update is refused and nothing is applied).
   {
     weight: 3,
     arbitrary: fc
-      .record({ endpoint: endpointArb, index: fc.nat(1), channel: fc.boolean(), platform: fc.constantFrom(...PLATFORMS), value: fc.nat(VALUES - 1) })
+      .record({
+        endpoint: endpointArb,
+        index: fc.nat(1),
+        channel: fc.boolean(),
+        platform: fc.constantFrom(...PLATFORMS),
+        value: fc.nat(VALUES - 1),
+      })
       .map(({ endpoint, index, channel, platform, value }): Op => {
         const webhookPlatform = platform === 'chat_a' || platform === 'chat_c' ? 'chat_a' : 'chat_b';
-        return { kind: 'update', endpoint, index, channels: channel ? [[platform, value]] : [], webhooks: channel ? [] : [[webhookPlatform, value]] };
+        return {
+          kind: 'update',
+          endpoint,
+          index,
+          channels: channel ? [[platform, value]] : [],
+          webhooks: channel ? [] : [[webhookPlatform, value]],
+        };
       }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('remove' as const), endpoint: endpointArb, bridge: fc.nat(3) }) },
@@ -121,7 +142,9 @@ async function indexAndScan(store: EndpointStore, run: number, ids: string[]) {
     for (let n = 0; n < VALUES; n++) {
       const channel = channelOf(run, p, n);
       for (const m of await store.lookupChannel(p, channel, 100)) index.push(`${p} ${channel} ${m.endpoint} ${m.bridge}`);
-      ids.forEach((id, k) => records[k]!.config.channels[p].forEach((c, bridge) => c === channel && scan.push(`${p} ${channel} ${id} ${bridge}`)));
+      ids.forEach((id, k) =>
+        records[k]!.config.channels[p].forEach((c, bridge) => c === channel && scan.push(`${p} ${channel} ${id} ${bridge}`)),
+      );
     }
   }
   return { index, scan };

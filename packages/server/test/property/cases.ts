@@ -89,42 +89,97 @@ function pathChoice(op: OperationSpec, p: ParamSpec, hostileShare: number): fc.A
   if (hostileShare >= 100) return generated;
   // Endpoint operations mostly address pool-0 (whose record the properties watch); admin ones any ID.
   return endpointScoped(op)
-    ? weighted<PathChoice>([72, fc.constant(pool[0]!)], [10, fc.constant(pool[1]!)], [4, fc.constantFrom(...pool.slice(POOL_PROVISIONED))], [14, generated])
+    ? weighted<PathChoice>(
+        [72, fc.constant(pool[0]!)],
+        [10, fc.constant(pool[1]!)],
+        [4, fc.constantFrom(...pool.slice(POOL_PROVISIONED))],
+        [14, generated],
+      )
     : weighted<PathChoice>([60, fc.constantFrom(...pool)], [40, generated]);
 }
 
 function occurrence(op: OperationSpec, p: ParamSpec, hostileShare: number): fc.Arbitrary<Item> {
-  const plain = valueFor(p, hostileShare).map((d: Draw): Item => ({ key: p.name, value: d.raw, kind: `${p.name}:${d.kind}`, ...(d.formatOk !== undefined && { formatOk: d.formatOk }) }));
+  const plain = valueFor(p, hostileShare).map(
+    (d: Draw): Item => ({
+      key: p.name,
+      value: d.raw,
+      kind: `${p.name}:${d.kind}`,
+      ...(d.formatOk !== undefined && { formatOk: d.formatOk }),
+    }),
+  );
   if (!isCredentialParam(op, p) || hostileShare >= 100) return plain;
   return weighted<Item>(
     [80, fc.constant<Item>({ key: p.name, value: '', credential: { of: 'path' }, kind: `${p.name}:own` })],
-    [6, fc.constantFrom(...POOL.slice(0, 2)).map((id): Item => ({ key: p.name, value: '', credential: { of: 'pool', id }, kind: `${p.name}:pool` }))],
+    [
+      6,
+      fc
+        .constantFrom(...POOL.slice(0, 2))
+        .map((id): Item => ({ key: p.name, value: '', credential: { of: 'pool', id }, kind: `${p.name}:pool` })),
+    ],
     [hostileShare > 0 ? 14 : 4, plain],
   );
 }
 
 /** The key of a known parameter, now and then spelled with percent-escapes (same name once decoded). */
 const keyVariant = (name: string) =>
-  weighted<string>([24, fc.constant(name)], [1, fc.constant(ENCODERS.everyByte(name))], [1, fc.nat(name.length - 1).map((i) => name.slice(0, i) + ENCODERS.everyByte(name[i]!) + name.slice(i + 1))]);
+  weighted<string>(
+    [24, fc.constant(name)],
+    [1, fc.constant(ENCODERS.everyByte(name))],
+    [1, fc.nat(name.length - 1).map((i) => name.slice(0, i) + ENCODERS.everyByte(name[i]!) + name.slice(i + 1))],
+  );
 
 function paramItems(op: OperationSpec, p: ParamSpec, optionalCount: number, mode: Mode): fc.Arbitrary<Item[]> {
   const presence = p.required ? (mode === 'chaos' ? 94 : 100) : optionalCount > 8 ? 22 : 50;
   const share = mode === 'chaos' ? 45 : 0;
   const once = fc.tuple(occurrence(op, p, share), keyVariant(p.name)).map(([o, key]) => [{ ...o, key }]);
-  const repeated = fc.array(occurrence(op, p, share), { minLength: 2, maxLength: 3 }).map((os) => os.map((o) => ({ ...o, kind: `${p.name}:repeated` })));
-  return weighted<Item[]>([100 - presence, fc.constant([])], [mode === 'chaos' ? Math.round(presence * 0.9) : presence, once], [mode === 'chaos' ? Math.round(presence * 0.1) : 0, repeated]);
+  const repeated = fc
+    .array(occurrence(op, p, share), { minLength: 2, maxLength: 3 })
+    .map((os) => os.map((o) => ({ ...o, kind: `${p.name}:repeated` })));
+  return weighted<Item[]>(
+    [100 - presence, fc.constant([])],
+    [mode === 'chaos' ? Math.round(presence * 0.9) : presence, once],
+    [mode === 'chaos' ? Math.round(presence * 0.1) : 0, repeated],
+  );
 }
 
 /** The one wrong parameter of a `one-defect` draft: a hostile value, or a valid one given twice. */
 function defectFor(op: OperationSpec, p: ParamSpec): fc.Arbitrary<Item[]> {
   const hostile = occurrence(op, p, 100).map((o) => [o]);
-  const repeated = fc.array(occurrence(op, p, 0), { minLength: 2, maxLength: 2 }).map((os) => os.map((o) => ({ ...o, kind: `${p.name}:repeated` })));
+  const repeated = fc
+    .array(occurrence(op, p, 0), { minLength: 2, maxLength: 2 })
+    .map((os) => os.map((o) => ({ ...o, kind: `${p.name}:repeated` })));
   return weighted<Item[]>([8, hostile], [1, repeated]);
 }
 
 const PROTO_NAMES = ['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString', 'valueOf', '__defineGetter__', 'isPrototypeOf'];
 // Names with structure: bracket notation (which some query parsers expand), dots, slashes, nothing.
-const SHAPED_NAMES = ['[x]', '[__proto__]', '[constructor]', '[', ']', '[]', '[]x', 'x[__proto__]', 'x[constructor][prototype]', '__proto__[x]', 'a[b][c]', 'a[', 'a]', 'a[]', '.', '..', '/', 'a/b', 'a.b', 'a..b', ' ', '+', '%', '&', '='];
+const SHAPED_NAMES = [
+  '[x]',
+  '[__proto__]',
+  '[constructor]',
+  '[',
+  ']',
+  '[]',
+  '[]x',
+  'x[__proto__]',
+  'x[constructor][prototype]',
+  '__proto__[x]',
+  'a[b][c]',
+  'a[',
+  'a]',
+  'a[]',
+  '.',
+  '..',
+  '/',
+  'a/b',
+  'a.b',
+  'a..b',
+  ' ',
+  '+',
+  '%',
+  '&',
+  '=',
+];
 
 function unknownItem(op: OperationSpec): fc.Arbitrary<Omit<QueryItem, 'order'>> {
   const known = op.params.filter((p) => p.in === 'query').map((p) => p.name);
@@ -147,7 +202,9 @@ function unknownItem(op: OperationSpec): fc.Arbitrary<Omit<QueryItem, 'order'>> 
         return variants[r % variants.length]!;
       })
     : fc.constant('x');
-  const shaped = fc.tuple(fc.constantFrom(...SHAPED_NAMES), fc.constantFrom('', ...known)).map(([shape, k]) => (k && shape.startsWith('[') ? k + shape : shape));
+  const shaped = fc
+    .tuple(fc.constantFrom(...SHAPED_NAMES), fc.constantFrom('', ...known))
+    .map(([shape, k]) => (k && shape.startsWith('[') ? k + shape : shape));
   const name = weighted<string>(
     [5, near],
     [2, fc.constantFrom(...PROTO_NAMES)],
@@ -162,7 +219,11 @@ function unknownItem(op: OperationSpec): fc.Arbitrary<Omit<QueryItem, 'order'>> 
     const cut = at % (e.length + 1);
     return e.slice(0, cut).replace(/%.?$/, '') + bad + e.slice(cut).replace(/^[^%]?.?/, (m) => (/^[0-9A-F]/i.test(m) ? '' : m));
   });
-  const value = weighted<string | null>([6, fc.array(anyChar, { maxLength: 20 }).map((a) => encodeURIComponent(a.join('')))], [1, fc.constant(null)], [1, fc.constant('')]);
+  const value = weighted<string | null>(
+    [6, fc.array(anyChar, { maxLength: 20 }).map((a) => encodeURIComponent(a.join('')))],
+    [1, fc.constant(null)],
+    [1, fc.constant('')],
+  );
   return fc.tuple(rawKey, value).map(([key, v]) => ({ key, value: v, kind: 'unknown-parameter' }));
 }
 
@@ -171,7 +232,10 @@ const noiseArb: fc.Arbitrary<Noise> = fc.record({
   trailing: weighted<number>([9, fc.constant(0)], [1, fc.integer({ min: 1, max: 3 })]),
   doubled: weighted<boolean>([9, fc.constant(false)], [1, fc.constant(true)]),
   // Around Node's 1000-pair default of querystring.parse: parameters after it must not vanish.
-  flood: weighted<{ n: number; at: number } | undefined>([49, fc.constant(undefined)], [1, fc.record({ n: fc.integer({ min: 990, max: 1_100 }), at: fc.nat() })]),
+  flood: weighted<{ n: number; at: number } | undefined>(
+    [49, fc.constant(undefined)],
+    [1, fc.record({ n: fc.integer({ min: 990, max: 1_100 }), at: fc.nat() })],
+  ),
   bareQuestionMark: fc.boolean(),
 });
 
@@ -180,7 +244,10 @@ const quietNoiseArb: fc.Arbitrary<Noise> = fc.record({
   leading: weighted<number>([19, fc.constant(0)], [1, fc.constant(1)]),
   trailing: weighted<number>([19, fc.constant(0)], [1, fc.constant(1)]),
   doubled: weighted<boolean>([19, fc.constant(false)], [1, fc.constant(true)]),
-  flood: weighted<{ n: number; at: number } | undefined>([49, fc.constant(undefined)], [1, fc.record({ n: fc.integer({ min: 990, max: 1_100 }), at: fc.nat() })]),
+  flood: weighted<{ n: number; at: number } | undefined>(
+    [49, fc.constant(undefined)],
+    [1, fc.record({ n: fc.integer({ min: 990, max: 1_100 }), at: fc.nat() })],
+  ),
   bareQuestionMark: fc.boolean(),
 });
 
@@ -237,15 +304,17 @@ const WRONG_TYPED = fc.oneof(
 
 function mutatedJson(schema: Schema): fc.Arbitrary<unknown> {
   const props = Object.keys(schema.properties ?? {});
-  return fc.tuple(validJson(schema), fc.nat(5), fc.constantFrom(...(props.length ? props : ['x'])), WRONG_TYPED, fc.string({ maxLength: 8 })).map(([v, how, prop, wrong, extra]) => {
-    const obj = { ...(v as Record<string, unknown>) };
-    if (how <= 1) obj[prop] = wrong;
-    else if (how === 2) delete obj[prop];
-    else if (how === 3) obj[extra || 'extra'] = wrong;
-    else if (how === 4) return Object.fromEntries(Object.entries(obj).map(([k, val]) => [k.toUpperCase(), val]));
-    else obj[prop] = `${String(obj[prop] ?? '')}${'\u0000'}`;
-    return obj;
-  });
+  return fc
+    .tuple(validJson(schema), fc.nat(5), fc.constantFrom(...(props.length ? props : ['x'])), WRONG_TYPED, fc.string({ maxLength: 8 }))
+    .map(([v, how, prop, wrong, extra]) => {
+      const obj = { ...(v as Record<string, unknown>) };
+      if (how <= 1) obj[prop] = wrong;
+      else if (how === 2) delete obj[prop];
+      else if (how === 3) obj[extra || 'extra'] = wrong;
+      else if (how === 4) return Object.fromEntries(Object.entries(obj).map(([k, val]) => [k.toUpperCase(), val]));
+      else obj[prop] = `${String(obj[prop] ?? '')}${'\u0000'}`;
+      return obj;
+    });
 }
 
 const json = (v: unknown) => Buffer.from(JSON.stringify(v) ?? 'null', 'utf8');
@@ -263,35 +332,95 @@ function hostileBodyArb(op: OperationSpec): fc.Arbitrary<BodyDraft> {
   return weighted<BodyDraft>(
     [6, mutatedJson(schema).map((v) => plain(json(v), 'body:mutated'))],
     [3, fc.jsonValue({ maxDepth: 3 }).map((v) => plain(json(v), 'body:any-json'))],
-    [3, fc.tuple(validJson(schema), fc.nat(), fc.constantFrom('', ',', '}', '{', '"', 'x', '\u0000', ' //c', ',}')).map(([v, cut, junk]) => {
-      const text = JSON.stringify(v) ?? '';
-      return plain(Buffer.from(text.slice(0, cut % (text.length + 1)) + junk), 'body:broken-json', false);
-    })],
-    [1, fc.constantFrom("{'id':'a'}", '{"id":NaN}', '{"id":"a",}', '{"id":"a"}{"id":"b"}', '\uFEFF{"id":"pool-5"}', '', ' ', 'null', '[]', '"x"', '1e999').map((t) => plain(Buffer.from(t), 'body:odd-text', false))],
+    [
+      3,
+      fc.tuple(validJson(schema), fc.nat(), fc.constantFrom('', ',', '}', '{', '"', 'x', '\u0000', ' //c', ',}')).map(([v, cut, junk]) => {
+        const text = JSON.stringify(v) ?? '';
+        return plain(Buffer.from(text.slice(0, cut % (text.length + 1)) + junk), 'body:broken-json', false);
+      }),
+    ],
+    [
+      1,
+      fc
+        .constantFrom(
+          "{'id':'a'}",
+          '{"id":NaN}',
+          '{"id":"a",}',
+          '{"id":"a"}{"id":"b"}',
+          '\uFEFF{"id":"pool-5"}',
+          '',
+          ' ',
+          'null',
+          '[]',
+          '"x"',
+          '1e999',
+        )
+        .map((t) => plain(Buffer.from(t), 'body:odd-text', false)),
+    ],
     // The JSON body limit is 16 KiB: just under, at and over it.
     [2, fc.integer({ min: 16 * 1024 - 64, max: 64 * 1024 }).map((n) => plain(json({ id: 'a'.repeat(n) }), 'body:huge'))],
-    [2, validJson(schema).chain((v) =>
-      fc.constantFrom<[string, string][]>(
-        [],
-        [['Content-Type', 'text/plain']],
-        [['Content-Type', 'application/x-www-form-urlencoded']],
-        [['Content-Type', 'application/json; charset=utf-16']],
-        [['Content-Type', 'application/json; charset=latin1']],
-        [['Content-Type', 'application/json; charset=utf-8'], ['Content-Encoding', 'gzip']],
-        [['Content-Type', 'application/json'], ['Content-Encoding', 'br']],
-        [['Content-Type', 'application/json'], ['Content-Encoding', 'x-unknown']],
-        [['Content-Type', 'application/json'], ['Content-Encoding', 'deflate']],
-        [['Content-Type', 'multipart/form-data; boundary=x']],
-        [['Content-Type', '']],
-      ).map((headers) => ({ bytes: json(v), headers, kind: `body:headers(${headers.map((h) => h.join('=')).join(',') || 'none'})`, plainJson: false })),
-    )],
-    [1, validJson(schema).map((v) => ({ bytes: gzipSync(json(v)), headers: [...JSON_HEADERS, ['Content-Encoding', 'gzip']] as [string, string][], kind: 'body:gzip', plainJson: false }))],
-    [1, fc.uint8Array({ minLength: 1, maxLength: 40 }).map((b) => plain(Buffer.concat([Buffer.from('{"id":"'), Buffer.from(b), Buffer.from('"}')]), 'body:raw-bytes', false))],
+    [
+      2,
+      validJson(schema).chain((v) =>
+        fc
+          .constantFrom<[string, string][]>(
+            [],
+            [['Content-Type', 'text/plain']],
+            [['Content-Type', 'application/x-www-form-urlencoded']],
+            [['Content-Type', 'application/json; charset=utf-16']],
+            [['Content-Type', 'application/json; charset=latin1']],
+            [
+              ['Content-Type', 'application/json; charset=utf-8'],
+              ['Content-Encoding', 'gzip'],
+            ],
+            [
+              ['Content-Type', 'application/json'],
+              ['Content-Encoding', 'br'],
+            ],
+            [
+              ['Content-Type', 'application/json'],
+              ['Content-Encoding', 'x-unknown'],
+            ],
+            [
+              ['Content-Type', 'application/json'],
+              ['Content-Encoding', 'deflate'],
+            ],
+            [['Content-Type', 'multipart/form-data; boundary=x']],
+            [['Content-Type', '']],
+          )
+          .map((headers) => ({
+            bytes: json(v),
+            headers,
+            kind: `body:headers(${headers.map((h) => h.join('=')).join(',') || 'none'})`,
+            plainJson: false,
+          })),
+      ),
+    ],
+    [
+      1,
+      validJson(schema).map((v) => ({
+        bytes: gzipSync(json(v)),
+        headers: [...JSON_HEADERS, ['Content-Encoding', 'gzip']] as [string, string][],
+        kind: 'body:gzip',
+        plainJson: false,
+      })),
+    ],
+    [
+      1,
+      fc
+        .uint8Array({ minLength: 1, maxLength: 40 })
+        .map((b) => plain(Buffer.concat([Buffer.from('{"id":"'), Buffer.from(b), Buffer.from('"}')]), 'body:raw-bytes', false)),
+    ],
   );
 }
 
 function bodyArb(op: OperationSpec): fc.Arbitrary<BodyDraft | undefined> {
-  if (op.body) return weighted<BodyDraft | undefined>([45, validBodyArb(op)], [45, hostileBodyArb(op)], [op.body.required ? 10 : 20, fc.constant(undefined)]);
+  if (op.body)
+    return weighted<BodyDraft | undefined>(
+      [45, validBodyArb(op)],
+      [45, hostileBodyArb(op)],
+      [op.body.required ? 10 : 20, fc.constant(undefined)],
+    );
   // Operations without a body: now and then one anyway.
   return weighted<BodyDraft | undefined>([92, fc.constant(undefined)], [8, hostileBodyArb(op)]);
 }
@@ -317,22 +446,35 @@ function draftIn(op: OperationSpec, mode: Mode): fc.Arbitrary<Draft> {
     [bearer ? 5 : 0, fc.constant('auth')],
   ];
   const defect: fc.Arbitrary<Defect | undefined> = mode === 'one-defect' ? weighted<Defect>(...defects) : fc.constant(undefined);
-  const defectAndTarget = defect.chain((d) => (d === 'parameter' ? fc.nat(queryParams.length - 1) : fc.constant(-1)).map((k) => [d, k] as const));
+  const defectAndTarget = defect.chain((d) =>
+    (d === 'parameter' ? fc.nat(queryParams.length - 1) : fc.constant(-1)).map((k) => [d, k] as const),
+  );
   return defectAndTarget.chain(([d, target]) => {
     const pathShare = mode === 'chaos' ? 40 : d === 'path' ? 100 : 0;
-    const path = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, pathChoice(op, p, pathShare)]))) as fc.Arbitrary<Record<string, PathChoice>>;
+    const path = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, pathChoice(op, p, pathShare)]))) as fc.Arbitrary<
+      Record<string, PathChoice>
+    >;
     const extra: fc.Arbitrary<Item[]> =
-      d === 'unknown' ? unknownItem(op).map((o) => [o])
-      : mode === 'chaos' ? weighted<Item[]>([queryParams.length ? 82 : 55, fc.constant([])], [queryParams.length ? 18 : 45, fc.array(unknownItem(op), { minLength: 1, maxLength: 3 })])
-      : fc.constant([]);
+      d === 'unknown'
+        ? unknownItem(op).map((o) => [o])
+        : mode === 'chaos'
+          ? weighted<Item[]>(
+              [queryParams.length ? 82 : 55, fc.constant([])],
+              [queryParams.length ? 18 : 45, fc.array(unknownItem(op), { minLength: 1, maxLength: 3 })],
+            )
+          : fc.constant([]);
     const items = fc
       .tuple(
-        fc.tuple(...queryParams.map((p, i) => (i === target ? defectFor(op, p) : paramItems(op, p, optionalCount, mode)))) as fc.Arbitrary<Item[][]>,
+        fc.tuple(...queryParams.map((p, i) => (i === target ? defectFor(op, p) : paramItems(op, p, optionalCount, mode)))) as fc.Arbitrary<
+          Item[][]
+        >,
         extra,
         fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
       )
       .map(([perParam, more, orderKeys]) =>
-        [...perParam.flat(), ...more].map((it, i) => ({ ...it, order: orderKeys[i % orderKeys.length]! + i / 1000 })).sort((a, b) => a.order - b.order),
+        [...perParam.flat(), ...more]
+          .map((it, i) => ({ ...it, order: orderKeys[i % orderKeys.length]! + i / 1000 }))
+          .sort((a, b) => a.order - b.order),
       );
     // Header parameters: present now and then (always when required), hostile like the rest in chaos.
     const headerParams = fc
@@ -347,7 +489,11 @@ function draftIn(op: OperationSpec, mode: Mode): fc.Arbitrary<Draft> {
           ),
       )
       .map((hs) => (hs as HeaderItem[][]).flat());
-    const adminAuth = !bearer ? fc.constant(undefined) : mode === 'chaos' || d === 'auth' ? adminAuthArb.filter((a) => mode === 'chaos' || a !== 'ok') : fc.constant<AdminAuth>('ok');
+    const adminAuth = !bearer
+      ? fc.constant(undefined)
+      : mode === 'chaos' || d === 'auth'
+        ? adminAuthArb.filter((a) => mode === 'chaos' || a !== 'ok')
+        : fc.constant<AdminAuth>('ok');
     const body = mode === 'chaos' ? bodyArb(op) : d === 'body' ? hostileBodyArb(op) : op.body ? validBodyArb(op) : fc.constant(undefined);
     return fc
       .record({ path, items, headerParams, noise: mode === 'chaos' ? noiseArb : quietNoiseArb, adminAuth, body })
@@ -431,8 +577,13 @@ function withDescription(draft: Draft): Draft {
   const describe = () => {
     const { request } = render(draft, { token: (id) => `<token of ${id}>`, adminToken: '<admin token>' });
     const target = request.target.toString('latin1');
-    const head = [`${request.method} ${target.length > 2000 ? `${target.slice(0, 2000)}...(${target.length} bytes)` : target}`, ...request.headers.map(([k, v]) => `${k}: ${v}`)];
-    const body = request.body ? `\n\n${JSON.stringify(request.body.subarray(0, 300).toString('latin1'))}${request.body.length > 300 ? `...(${request.body.length} bytes)` : ''}` : '';
+    const head = [
+      `${request.method} ${target.length > 2000 ? `${target.slice(0, 2000)}...(${target.length} bytes)` : target}`,
+      ...request.headers.map(([k, v]) => `${k}: ${v}`),
+    ];
+    const body = request.body
+      ? `\n\n${JSON.stringify(request.body.subarray(0, 300).toString('latin1'))}${request.body.length > 300 ? `...(${request.body.length} bytes)` : ''}`
+      : '';
     return `${draft.op.operationId} [${draft.mode}]: ${JSON.stringify(head.join('\n'))}${body}`;
   };
   return Object.defineProperty(draft, fc.toStringMethod, { value: describe, enumerable: false });

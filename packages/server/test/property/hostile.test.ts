@@ -82,7 +82,14 @@ async function snapshot(ctx: Ctx, ids: Iterable<string>): Promise<Snapshot> {
       continue;
     }
     const stored = await ctx.server.store.get(id);
-    rows.set(id, stored && { token: Buffer.from(stored.tokenHash).toString('hex'), record: JSON.stringify(stored.record), state: JSON.stringify(stored.state ?? null) });
+    rows.set(
+      id,
+      stored && {
+        token: Buffer.from(stored.tokenHash).toString('hex'),
+        record: JSON.stringify(stored.record),
+        state: JSON.stringify(stored.state ?? null),
+      },
+    );
   }
   const bots = (await ctx.server.store.listBots()).map((b) => b.id);
   return { ids: await ctx.server.store.listIds(undefined, 1_000_000), bots, rows };
@@ -112,7 +119,9 @@ function watchedIds(draft: Draft): Set<string> {
 /** Request and response as text for a report, tokens replaced by who they belong to. */
 function describeExchange(ctx: Ctx, request: Buffer, response: RawResponse | undefined, error?: unknown): string {
   let req = request.toString('latin1');
-  let res = response ? `${response.status}${response.fromParser ? ' (from Node\'s parser)' : ''} ${response.headers.get('content-type') ?? '(no content-type)'}\n${response.body.toString('utf8')}` : `no response: ${String(error)}`;
+  let res = response
+    ? `${response.status}${response.fromParser ? " (from Node's parser)" : ''} ${response.headers.get('content-type') ?? '(no content-type)'}\n${response.body.toString('utf8')}`
+    : `no response: ${String(error)}`;
   for (const [id, token] of ctx.tokens) {
     req = req.split(token).join(`<token of ${id}>`);
     res = res.split(token).join(`<token of ${id}>`);
@@ -121,7 +130,14 @@ function describeExchange(ctx: Ctx, request: Buffer, response: RawResponse | und
   return `request:\n${clip(JSON.stringify(req), 1500)}\nresponse:\n${clip(res, 800)}`;
 }
 
-function conclude(ctx: Ctx, property: string, request: Buffer, response: RawResponse | undefined, violations: string[], error?: unknown): void {
+function conclude(
+  ctx: Ctx,
+  property: string,
+  request: Buffer,
+  response: RawResponse | undefined,
+  violations: string[],
+  error?: unknown,
+): void {
   tally.record(property, response?.status, response?.fromParser ?? false);
   if (violations.length === 0) return;
   const example = describeExchange(ctx, request, response, error);
@@ -142,88 +158,120 @@ describe('hostile input, generated from the spec', () => {
   afterAll(() => {
     for (const [property, n] of tally.perProperty) console.log(`[property]   ${property}: ${n} cases`);
     const observed = [...tally.observations].sort(([a], [b]) => a.localeCompare(b));
-    if (observed.length) console.log(`[property] values the spec leaves open, and what became of them:\n${observed.map(([k, n]) => `  ${k}: ${n}`).join('\n')}`);
+    if (observed.length)
+      console.log(
+        `[property] values the spec leaves open, and what became of them:\n${observed.map(([k, n]) => `  ${k}: ${n}`).join('\n')}`,
+      );
     for (const e of tally.violations.values()) console.log(`[property] VIOLATION x${e.count} ${e.signature}\n${e.example}\n`);
   });
 
-  for (const kind of STORES) for (const op of spec.operations) {
-    const numRuns = runsOn(kind, RUNS * unitsOf(op));
-    it(`[${kind}] ${op.operationId} (${op.method} ${op.path}): ${numRuns} hostile requests, never a 5xx, errors name the parameter, rejected requests change nothing`, async () => {
-      await withServer(kind, async (ctx) => {
-        const property = fc.asyncProperty(draftArb(op), async (draft) => {
-          const rendered = render(draft, { token: (id) => ctx.tokens.get(id) ?? ctx.tokens.get(POOL[0])!, adminToken: ctx.server.adminToken });
-          const watch = watchedIds(draft);
-          const bytes = encodeRequest(ctx.host, rendered.request);
-          const before = await snapshot(ctx, watch);
+  for (const kind of STORES)
+    for (const op of spec.operations) {
+      const numRuns = runsOn(kind, RUNS * unitsOf(op));
+      it(
+        `[${kind}] ${op.operationId} (${op.method} ${op.path}): ${numRuns} hostile requests, never a 5xx, errors name the parameter, rejected requests change nothing`,
+        async () => {
+          await withServer(kind, async (ctx) => {
+            const property = fc.asyncProperty(draftArb(op), async (draft) => {
+              const rendered = render(draft, {
+                token: (id) => ctx.tokens.get(id) ?? ctx.tokens.get(POOL[0])!,
+                adminToken: ctx.server.adminToken,
+              });
+              const watch = watchedIds(draft);
+              const bytes = encodeRequest(ctx.host, rendered.request);
+              const before = await snapshot(ctx, watch);
+              let response: RawResponse | undefined;
+              let error: unknown;
+              try {
+                response = await exchange(ctx.server.port, bytes, rendered.request.method);
+              } catch (e) {
+                error = e;
+              }
+              const after = await snapshot(ctx, watch);
+              const tokenOf = (id: string) => ctx.tokens.get(id);
+              const violations = response
+                ? check({ spec, draft, rendered, headBytes: headSize(bytes), response, before, after, tokenOf })
+                : [`no complete response: ${String(error)}`];
+              if (response && !response.fromParser) {
+                const facts = factsOf({ draft, rendered, tokenOf });
+                for (const item of draft.items) {
+                  const key = sentParams(`${item.key}=`)[0]?.key;
+                  if (key !== undefined && facts.queryVerdicts.get(key) === 'unknown')
+                    tally.observe(`${op.operationId} ${item.kind.split('/')[0]} -> ${response.status}`);
+                }
+              }
+              conclude(ctx, op.operationId, bytes, response, violations, error);
+            });
+            await assertRecorded(op.operationId, property, numRuns);
+          });
+        },
+        TIMEOUT,
+      );
+    }
+
+  it(
+    `request lines: ${RUNS * LINE_UNITS} raw bytes, odd forms, odd methods and heads around 128 KiB, never a 5xx`,
+    async () => {
+      await withServer('sqlite', async (ctx) => {
+        const property = fc.asyncProperty(lineDraftArb(spec), async (d) => {
+          const line = renderLine(d, { token: ctx.tokens.get(POOL[0])!, adminToken: ctx.server.adminToken });
+          const bytes = encodeRequest(ctx.host, line);
+          const before = await snapshot(ctx, POOL);
           let response: RawResponse | undefined;
           let error: unknown;
           try {
-            response = await exchange(ctx.server.port, bytes, rendered.request.method);
+            response = await exchange(ctx.server.port, bytes, line.method);
           } catch (e) {
             error = e;
           }
-          const after = await snapshot(ctx, watch);
-          const tokenOf = (id: string) => ctx.tokens.get(id);
-          const violations = response
-            ? check({ spec, draft, rendered, headBytes: headSize(bytes), response, before, after, tokenOf })
-            : [`no complete response: ${String(error)}`];
-          if (response && !response.fromParser) {
-            const facts = factsOf({ draft, rendered, tokenOf });
-            for (const item of draft.items) {
-              const key = sentParams(`${item.key}=`)[0]?.key;
-              if (key !== undefined && facts.queryVerdicts.get(key) === 'unknown') tally.observe(`${op.operationId} ${item.kind.split('/')[0]} -> ${response.status}`);
+          const after = await snapshot(ctx, POOL);
+          const v: string[] = [];
+          const head = headSize(bytes);
+          if (!response) v.push(`no complete response: ${String(error)}`);
+          else {
+            const { status } = response;
+            if (status >= 500) v.push(`server error ${status}`);
+            if (response.fromParser) {
+              if (!PARSER_MAY_ANSWER.has(d.mutation.kind))
+                v.push(`Node's parser answered ${status} to a request it should have passed on (${d.mutation.kind})`);
+              else if (d.mutation.kind === 'oversize' && head <= HEAD_LIMIT - 512)
+                v.push(`Node's parser answered ${status} to a ${head}-byte head, within the 128 KiB the spec promises`);
+              v.push(...problemViolations(spec, status, response, undefined));
+            } else if (status >= 400) {
+              v.push(...problemViolations(spec, status, response, line.rawPath));
+              if (status === 400) {
+                const errors = (JSON.parse(response.body.toString('utf8') || 'null') as { errors?: unknown } | null)?.errors;
+                if (!Array.isArray(errors) || errors.length === 0) v.push('400 without a non-empty "errors" array naming the parameter');
+              }
             }
+            if (d.mutation.kind === 'oversize' && head > HEAD_LIMIT + 512 && status < 400)
+              v.push(`a ${head}-byte head was accepted (${status})`);
+            const ok = status >= 200 && status < 300;
+            if ((!ok || line.method === 'GET') && JSON.stringify([...before.rows]) !== JSON.stringify([...after.rows]))
+              v.push(`a ${status} to ${line.method} changed a stored row`);
           }
-          conclude(ctx, op.operationId, bytes, response, violations, error);
+          // The server must still be alive and answering.
+          const live = await exchange(
+            ctx.server.port,
+            encodeRequest(ctx.host, { method: 'GET', target: Buffer.from('/-/live'), headers: [] }),
+            'GET',
+          ).catch((e: unknown) => e);
+          if (!(live && typeof live === 'object' && 'status' in live && live.status === 200))
+            v.push(`the server stopped answering /-/live: ${String((live as { status?: number }).status ?? live)}`);
+          conclude(
+            ctx,
+            'request lines',
+            bytes,
+            response,
+            v.map((m) => `(${d.mutation.kind}${d.mutation.kind === 'method' ? ` ${d.mutation.method}` : ''}) ${m}`),
+            error,
+          );
         });
-        await assertRecorded(op.operationId, property, numRuns);
+        await assertRecorded('request lines', property, RUNS * LINE_UNITS);
       });
-    }, TIMEOUT);
-  }
-
-  it(`request lines: ${RUNS * LINE_UNITS} raw bytes, odd forms, odd methods and heads around 128 KiB, never a 5xx`, async () => {
-    await withServer('sqlite', async (ctx) => {
-      const property = fc.asyncProperty(lineDraftArb(spec), async (d) => {
-        const line = renderLine(d, { token: ctx.tokens.get(POOL[0])!, adminToken: ctx.server.adminToken });
-        const bytes = encodeRequest(ctx.host, line);
-        const before = await snapshot(ctx, POOL);
-        let response: RawResponse | undefined;
-        let error: unknown;
-        try {
-          response = await exchange(ctx.server.port, bytes, line.method);
-        } catch (e) {
-          error = e;
-        }
-        const after = await snapshot(ctx, POOL);
-        const v: string[] = [];
-        const head = headSize(bytes);
-        if (!response) v.push(`no complete response: ${String(error)}`);
-        else {
-          const { status } = response;
-          if (status >= 500) v.push(`server error ${status}`);
-          if (response.fromParser) {
-            if (!PARSER_MAY_ANSWER.has(d.mutation.kind)) v.push(`Node's parser answered ${status} to a request it should have passed on (${d.mutation.kind})`);
-            else if (d.mutation.kind === 'oversize' && head <= HEAD_LIMIT - 512) v.push(`Node's parser answered ${status} to a ${head}-byte head, within the 128 KiB the spec promises`);
-            v.push(...problemViolations(spec, status, response, undefined));
-          } else if (status >= 400) {
-            v.push(...problemViolations(spec, status, response, line.rawPath));
-            if (status === 400) {
-              const errors = (JSON.parse(response.body.toString('utf8') || 'null') as { errors?: unknown } | null)?.errors;
-              if (!Array.isArray(errors) || errors.length === 0) v.push('400 without a non-empty "errors" array naming the parameter');
-            }
-          }
-          if (d.mutation.kind === 'oversize' && head > HEAD_LIMIT + 512 && status < 400) v.push(`a ${head}-byte head was accepted (${status})`);
-          const ok = status >= 200 && status < 300;
-          if ((!ok || line.method === 'GET') && JSON.stringify([...before.rows]) !== JSON.stringify([...after.rows])) v.push(`a ${status} to ${line.method} changed a stored row`);
-        }
-        // The server must still be alive and answering.
-        const live = await exchange(ctx.server.port, encodeRequest(ctx.host, { method: 'GET', target: Buffer.from('/-/live'), headers: [] }), 'GET').catch((e: unknown) => e);
-        if (!(live && typeof live === 'object' && 'status' in live && live.status === 200)) v.push(`the server stopped answering /-/live: ${String((live as { status?: number }).status ?? live)}`);
-        conclude(ctx, 'request lines', bytes, response, v.map((m) => `(${d.mutation.kind}${d.mutation.kind === 'method' ? ` ${d.mutation.method}` : ''}) ${m}`), error);
-      });
-      await assertRecorded('request lines', property, RUNS * LINE_UNITS);
-    });
-  }, TIMEOUT);
+    },
+    TIMEOUT,
+  );
 
   it('summary: every case answered, no 5xx', () => {
     console.log(tally.summary(SEED, RUNS, plannedCases));

@@ -147,7 +147,8 @@ export function factsOf(x: Pick<Exchange, 'draft' | 'rendered' | 'tokenOf'>): Fa
   const queryVerdicts = new Map<string, Verdict>();
   for (const [key, occurrences] of byKey) {
     const param = queryParams.find((p) => p.name === key);
-    if (!param || occurrences.length > 1) queryVerdicts.set(key, 'invalid'); // unknown or repeated
+    if (!param || occurrences.length > 1)
+      queryVerdicts.set(key, 'invalid'); // unknown or repeated
     else queryVerdicts.set(key, judge(param, occurrences[0]!.value, occurrences[0]!.rawValue, formatOk));
   }
   const security = op.security.find((s) => s.kind === 'apiKeyQuery');
@@ -161,7 +162,12 @@ export function factsOf(x: Pick<Exchange, 'draft' | 'rendered' | 'tokenOf'>): Fa
   const pathDecoded = new Map<string, string | undefined>();
   for (const p of op.params.filter((q) => q.in === 'path')) {
     const choice = draft.path[p.name];
-    const j = choice === undefined ? { verdict: 'invalid' as Verdict, decoded: undefined } : choice.kind === 'pool' ? { verdict: 'valid' as Verdict, decoded: choice.id } : judgePath(p, choice.raw);
+    const j =
+      choice === undefined
+        ? { verdict: 'invalid' as Verdict, decoded: undefined }
+        : choice.kind === 'pool'
+          ? { verdict: 'valid' as Verdict, decoded: choice.id }
+          : judgePath(p, choice.raw);
     pathVerdicts.set(p.name, j.verdict);
     pathDecoded.set(p.name, j.decoded);
   }
@@ -186,7 +192,8 @@ export function factsOf(x: Pick<Exchange, 'draft' | 'rendered' | 'tokenOf'>): Fa
     } catch {
       bodyJson = undefined;
     }
-    if (!op.body) bodyVerdict = 'unknown'; // a body the operation does not take: ignoring or rejecting it are both defensible
+    if (!op.body)
+      bodyVerdict = 'unknown'; // a body the operation does not take: ignoring or rejecting it are both defensible
     else if (draft.body.plainJson) bodyVerdict = bodyJson === undefined ? 'invalid' : judgeJson(op.body.schema, bodyJson);
     else bodyVerdict = 'unknown';
   } else if (op.body?.required) bodyVerdict = 'invalid';
@@ -202,7 +209,13 @@ export function factsOf(x: Pick<Exchange, 'draft' | 'rendered' | 'tokenOf'>): Fa
     }
   }
   const adminAuth: Facts['adminAuth'] =
-    draft.adminAuth === undefined ? 'n/a' : draft.adminAuth === 'ok' ? 'ok' : ['lower-scheme', 'double-space'].includes(draft.adminAuth) ? 'ambiguous' : 'bad';
+    draft.adminAuth === undefined
+      ? 'n/a'
+      : draft.adminAuth === 'ok'
+        ? 'ok'
+        : ['lower-scheme', 'double-space'].includes(draft.adminAuth)
+          ? 'ambiguous'
+          : 'bad';
 
   const overall = worst([
     ...queryVerdicts.values(),
@@ -211,7 +224,19 @@ export function factsOf(x: Pick<Exchange, 'draft' | 'rendered' | 'tokenOf'>): Fa
     ...(missingRequired.length ? ['invalid' as Verdict] : []),
     ...(bodyVerdict ? [bodyVerdict] : []),
   ]);
-  return { sent, queryVerdicts, missingRequired, pathVerdicts, pathDecoded, headerVerdicts, bodyVerdict, bodyJson, credential, adminAuth, overall };
+  return {
+    sent,
+    queryVerdicts,
+    missingRequired,
+    pathVerdicts,
+    pathDecoded,
+    headerVerdicts,
+    bodyVerdict,
+    bodyJson,
+    credential,
+    adminAuth,
+    overall,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,15 +256,19 @@ function json(body: Buffer): unknown {
 export function problemViolations(spec: ApiSpec, status: number, res: RawResponse, rawPath: string | undefined): string[] {
   const v: string[] = [];
   const type = res.headers.get('content-type') ?? '';
-  if (!/^application\/problem\+json\b/i.test(type)) v.push(`${status} with content-type ${JSON.stringify(type)}, not application/problem+json`);
+  if (!/^application\/problem\+json\b/i.test(type))
+    v.push(`${status} with content-type ${JSON.stringify(type)}, not application/problem+json`);
   const p = json(res.body) as Record<string, unknown> | undefined;
   if (!p || typeof p !== 'object' || Array.isArray(p)) return [...v, `${status} body is not a JSON object`];
-  for (const k of ['type', 'title', 'detail', 'message']) if (typeof p[k] !== 'string') v.push(`problem member "${k}" missing or not a string`);
+  for (const k of ['type', 'title', 'detail', 'message'])
+    if (typeof p[k] !== 'string') v.push(`problem member "${k}" missing or not a string`);
   if (p.status !== status) v.push(`problem status ${JSON.stringify(p.status)} differs from the HTTP status ${status}`);
   if (typeof p.detail === 'string' && p.message !== p.detail) v.push('problem "message" differs from "detail"');
   const kind = spec.problemKinds.get(status);
-  if (kind && spec.problemTypeBase && p.type !== spec.problemTypeBase + kind) v.push(`problem type ${JSON.stringify(p.type)} for ${status}, spec says #${kind}`);
-  if (rawPath !== undefined && p.instance !== undefined && p.instance !== rawPath) v.push(`problem instance ${JSON.stringify(p.instance)} is not the request path ${JSON.stringify(rawPath)}`);
+  if (kind && spec.problemTypeBase && p.type !== spec.problemTypeBase + kind)
+    v.push(`problem type ${JSON.stringify(p.type)} for ${status}, spec says #${kind}`);
+  if (rawPath !== undefined && p.instance !== undefined && p.instance !== rawPath)
+    v.push(`problem instance ${JSON.stringify(p.instance)} is not the request path ${JSON.stringify(rawPath)}`);
   return v;
 }
 
@@ -249,7 +278,8 @@ function errorsViolations(x: Exchange, facts: Facts, problem: Record<string, unk
   const errors = problem.errors;
   if (!Array.isArray(errors) || errors.length === 0) return ['400 without a non-empty "errors" array naming the parameter'];
   const op = x.draft.op;
-  const bodyKeys = facts.bodyJson && typeof facts.bodyJson === 'object' && !Array.isArray(facts.bodyJson) ? Object.keys(facts.bodyJson) : [];
+  const bodyKeys =
+    facts.bodyJson && typeof facts.bodyJson === 'object' && !Array.isArray(facts.bodyJson) ? Object.keys(facts.bodyJson) : [];
   const schemaKeys = Object.keys(op.body?.schema.properties ?? {});
   for (const e of errors as Record<string, unknown>[]) {
     const { parameter, in: where, message } = e ?? {};
@@ -271,7 +301,8 @@ function errorsViolations(x: Exchange, facts: Facts, problem: Record<string, unk
     } else if (where === 'body') {
       const root = parameter.split(/[.[]/)[0]!;
       if (x.draft.body || op.body?.required) {
-        if (parameter === 'body' || bodyKeys.includes(parameter) || bodyKeys.includes(root) || schemaKeys.includes(root)) matches.push(facts.bodyVerdict ?? 'unknown');
+        if (parameter === 'body' || bodyKeys.includes(parameter) || bodyKeys.includes(root) || schemaKeys.includes(root))
+          matches.push(facts.bodyVerdict ?? 'unknown');
       }
     } else if (where === 'header') {
       const name = parameter.toLowerCase();
@@ -283,14 +314,20 @@ function errorsViolations(x: Exchange, facts: Facts, problem: Record<string, unk
     if (matches.length === 0) {
       v.push(`400 names ${where} parameter ${JSON.stringify(parameter)}, which the request does not hold (error: ${message})`);
     } else if (facts.overall === 'invalid' && matches.every((m) => m === 'valid')) {
-      v.push(`400 names ${where} parameter ${JSON.stringify(parameter)}, whose value was valid, while an invalid one was sent (error: ${message})`);
+      v.push(
+        `400 names ${where} parameter ${JSON.stringify(parameter)}, whose value was valid, while an invalid one was sent (error: ${message})`,
+      );
     }
   }
   return v;
 }
 
 /** Statuses the request may get, from what was sent (invariant 4); undefined: anything not 5xx. */
-export function expectedStatuses(op: OperationSpec, facts: Facts, x: Pick<Exchange, 'before' | 'rendered'>): { allowed: number[]; why: string } | undefined {
+export function expectedStatuses(
+  op: OperationSpec,
+  facts: Facts,
+  x: Pick<Exchange, 'before' | 'rendered'>,
+): { allowed: number[]; why: string } | undefined {
   const declared = op.responses.filter((r) => /^\d{3}$/.test(r)).map(Number);
   const success = declared.filter((s) => s >= 200 && s < 300);
   if (facts.overall === 'invalid') {
@@ -298,7 +335,8 @@ export function expectedStatuses(op: OperationSpec, facts: Facts, x: Pick<Exchan
     const credentialRight = facts.credential === 'match' || facts.adminAuth === 'ok';
     return { allowed: [400, ...(credentialRight ? [] : [401]), 413, 414, 415, 431], why: 'the request holds a value the spec rejects' };
   }
-  if (facts.credential === 'absent') return facts.overall === 'valid' ? { allowed: [401], why: 'no token' } : { allowed: [400, 401, 413, 415], why: 'no token' };
+  if (facts.credential === 'absent')
+    return facts.overall === 'valid' ? { allowed: [401], why: 'no token' } : { allowed: [400, 401, 413, 415], why: 'no token' };
   if (facts.adminAuth === 'bad') return facts.overall === 'valid' ? { allowed: [401], why: 'wrong admin credentials' } : undefined;
   if (facts.overall !== 'valid' || facts.adminAuth === 'ambiguous') return undefined;
   // Everything valid from here on.
@@ -310,11 +348,18 @@ export function expectedStatuses(op: OperationSpec, facts: Facts, x: Pick<Exchan
   if (facts.credential === 'match') {
     // 409: markRead named a message that is not pending (a rejection like 400: it must change nothing).
     const byRule = [400, ...declared.filter((s) => s === 409)];
-    return readOnly ? { allowed: success, why: 'valid read with its token' } : { allowed: [...success, ...byRule], why: `valid request with its token (${byRule.join('/')}: the operation's rules)` };
+    return readOnly
+      ? { allowed: success, why: 'valid read with its token' }
+      : { allowed: [...success, ...byRule], why: `valid request with its token (${byRule.join('/')}: the operation's rules)` };
   }
-  if (declared.includes(409) && op.body && typeof targetId === 'string') return exists ? { allowed: [409], why: 'ID exists' } : { allowed: success, why: 'new ID' };
-  if (declared.includes(404) && facts.pathDecoded.size > 0) return exists ? { allowed: success, why: 'ID exists' } : { allowed: [404], why: 'no such ID' };
-  return { allowed: readOnly || facts.credential === 'n/a' ? success.concat(declared.filter((s) => s === 503)) : [...success, 400], why: 'valid request' };
+  if (declared.includes(409) && op.body && typeof targetId === 'string')
+    return exists ? { allowed: [409], why: 'ID exists' } : { allowed: success, why: 'new ID' };
+  if (declared.includes(404) && facts.pathDecoded.size > 0)
+    return exists ? { allowed: success, why: 'ID exists' } : { allowed: [404], why: 'no such ID' };
+  return {
+    allowed: readOnly || facts.credential === 'n/a' ? success.concat(declared.filter((s) => s === 503)) : [...success, 400],
+    why: 'valid request',
+  };
 }
 
 function rowsChanged(before: Snapshot, after: Snapshot, except?: string): string[] {
@@ -350,10 +395,14 @@ export function check(x: Exchange): string[] {
   if (status >= 500) v.push(`server error ${status}`);
 
   if (res.fromParser) {
-    if (x.headBytes <= HEAD_LIMIT - HEAD_SLACK) v.push(`Node's HTTP parser answered ${status} to a well-formed request whose head (${x.headBytes} bytes) is within the 128 KiB the spec promises`);
+    if (x.headBytes <= HEAD_LIMIT - HEAD_SLACK)
+      v.push(
+        `Node's HTTP parser answered ${status} to a well-formed request whose head (${x.headBytes} bytes) is within the 128 KiB the spec promises`,
+      );
     else if (![400, 414, 431].includes(status)) v.push(`oversized head answered ${status}`);
     v.push(...problemViolations(spec, status, res, undefined));
-    if ((json(res.body) as { errors?: unknown } | undefined)?.errors !== undefined) v.push('the parser\'s answer lists parameters it never read');
+    if ((json(res.body) as { errors?: unknown } | undefined)?.errors !== undefined)
+      v.push("the parser's answer lists parameters it never read");
     if (rowsChanged(x.before, x.after).length) v.push('the parser rejected the request, yet a record changed');
     return v;
   }
@@ -367,7 +416,8 @@ export function check(x: Exchange): string[] {
   }
 
   const declared = op.responses.filter((r) => /^\d{3}$/.test(r)).map(Number);
-  if (!declared.includes(status) && !op.responses.includes('default') && !GENERIC_4XX.has(status)) v.push(`status ${status} is not declared for ${op.operationId}`);
+  if (!declared.includes(status) && !op.responses.includes('default') && !GENERIC_4XX.has(status))
+    v.push(`status ${status} is not declared for ${op.operationId}`);
 
   const expected = expectedStatuses(op, facts, x);
   if (expected && !expected.allowed.includes(status)) v.push(`status ${status}, expected ${expected.allowed.join('/')} (${expected.why})`);
@@ -380,14 +430,16 @@ export function check(x: Exchange): string[] {
     if (changed.length) v.push(`${ok ? 'a GET' : `a rejected request (${status})`} changed the stored row(s) of ${changed.join(', ')}`);
     if (idsChanged) v.push(`${ok ? 'a GET' : `a rejected request (${status})`} changed the list of endpoints`);
   } else {
-    const idIn = (v: unknown) => (v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string' ? (v as { id: string }).id : undefined);
+    const idIn = (v: unknown) =>
+      v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string' ? (v as { id: string }).id : undefined;
     // The endpoint addressed: by the path, else by the body (createEndpoint), else as the answer names it.
     const addressed = [...facts.pathDecoded.values()][0] ?? idIn(facts.bodyJson) ?? idIn(body);
     const changed = rowsChanged(x.before, x.after, addressed);
     if (changed.length) v.push(`a ${status} for ${addressed ?? 'no endpoint'} changed the row(s) of ${changed.join(', ')}`);
     const added = x.after.ids.filter((id) => !x.before.ids.includes(id));
     const removed = x.before.ids.filter((id) => !x.after.ids.includes(id));
-    if ([...added, ...removed].some((id) => id !== addressed)) v.push(`a ${status} for ${addressed} added ${JSON.stringify(added)} and removed ${JSON.stringify(removed)}`);
+    if ([...added, ...removed].some((id) => id !== addressed))
+      v.push(`a ${status} for ${addressed} added ${JSON.stringify(added)} and removed ${JSON.stringify(removed)}`);
     if (op.security.some((s) => s.kind === 'apiKeyQuery')) {
       const row = addressed !== undefined ? x.after.rows.get(addressed) : undefined;
       if (x.before.rows.get(addressed ?? '')?.token !== row?.token) v.push('an endpoint operation changed the token digest');
@@ -415,7 +467,10 @@ function roundTrip(x: Exchange, facts: Facts, row: Row): string[] {
     const given = single(name);
     if (given.length !== 1 || facts.queryVerdicts.get(name) !== 'valid' || !decodesCleanly(given[0]!.rawValue ?? '')) continue;
     const stored = read(record);
-    if (stored !== given[0]!.value) v.push(`200, but ${name} was stored as ${JSON.stringify(stored)?.slice(0, 80)} instead of the ${JSON.stringify(given[0]!.value).slice(0, 80)} sent`);
+    if (stored !== given[0]!.value)
+      v.push(
+        `200, but ${name} was stored as ${JSON.stringify(stored)?.slice(0, 80)} instead of the ${JSON.stringify(given[0]!.value).slice(0, 80)} sent`,
+      );
   }
   return v;
 }

@@ -31,18 +31,59 @@ export const PARSER_MAY_ANSWER = new Set(['raw-byte', 'raw-utf8', 'no-leading-sl
 const FORBIDDEN = [...Array.from({ length: 0x21 }, (_, i) => i), 0x7f, 0x22, 0x3c, 0x3e, 0x5c, 0x5e, 0x60, 0x7b, 0x7c, 0x7d];
 const HIGH = Array.from({ length: 0x80 }, (_, i) => 0x80 + i);
 // Methods without a body-less special meaning in Node (CONNECT would hand the socket to a 'connect' listener).
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'PURGE', 'SEARCH', 'LINK', 'FOO', 'get', 'Get', 'G ET'];
+const METHODS = [
+  'GET',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'PROPFIND',
+  'PURGE',
+  'SEARCH',
+  'LINK',
+  'FOO',
+  'get',
+  'Get',
+  'G ET',
+];
 
 export function lineDraftArb(spec: ApiSpec): fc.Arbitrary<LineDraft> {
   const mutation: fc.Arbitrary<LineMutation> = fc.oneof(
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('raw-byte' as const), byte: fc.constantFrom(...FORBIDDEN, ...HIGH), at: fc.nat() }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('raw-utf8' as const), text: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }), at: fc.nat() }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('fragment' as const), text: fc.string({ unit: 'grapheme-ascii', maxLength: 10 }).map(encodeURIComponent) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('absolute-form' as const), host: fc.constantFrom('http://127.0.0.1', 'http://evil.example', 'https://x', 'http://[::1') }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({ kind: fc.constant('raw-byte' as const), byte: fc.constantFrom(...FORBIDDEN, ...HIGH), at: fc.nat() }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('raw-utf8' as const),
+        text: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }),
+        at: fc.nat(),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('fragment' as const),
+        text: fc.string({ unit: 'grapheme-ascii', maxLength: 10 }).map(encodeURIComponent),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('absolute-form' as const),
+        host: fc.constantFrom('http://127.0.0.1', 'http://evil.example', 'https://x', 'http://[::1'),
+      }),
+    },
     { weight: 1, arbitrary: fc.constant({ kind: 'asterisk' as const }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'no-leading-slash' as const }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'double-slash' as const }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('dot-segment' as const), segment: fc.constantFrom('/.', '/..', '/%2e%2e', '/./', '/%2E') }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('dot-segment' as const), segment: fc.constantFrom('/.', '/..', '/%2e%2e', '/./', '/%2E') }),
+    },
     {
       weight: 2,
       arbitrary: fc.record({
@@ -55,9 +96,11 @@ export function lineDraftArb(spec: ApiSpec): fc.Arbitrary<LineDraft> {
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('method' as const), method: fc.constantFrom(...METHODS) }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'none' as const }) },
   );
-  return fc.record({ op: fc.constantFrom(...spec.operations), mutation }).map((d) =>
-    Object.defineProperty(d, fc.toStringMethod, { value: () => `${d.op.operationId} ${JSON.stringify(d.mutation)}`, enumerable: false }),
-  );
+  return fc
+    .record({ op: fc.constantFrom(...spec.operations), mutation })
+    .map((d) =>
+      Object.defineProperty(d, fc.toStringMethod, { value: () => `${d.op.operationId} ${JSON.stringify(d.mutation)}`, enumerable: false }),
+    );
 }
 
 /** A valid request for the operation, to be mutated. */
@@ -72,7 +115,16 @@ function baseTarget(op: OperationSpec, token: string): { path: string; query: st
     else if (p.required && typeof p.example === 'string') pairs.push(`${p.name}=${encodeURIComponent(p.example)}`);
   }
   // A text parameter to carry payloads, when the operation has one.
-  const carrier = op.params.find((p) => p.in === 'query' && !p.required && p.schema.type === 'string' && !p.schema.pattern && !p.schema.enum && !p.schema.format && (p.schema.maxLength ?? 0) >= 100);
+  const carrier = op.params.find(
+    (p) =>
+      p.in === 'query' &&
+      !p.required &&
+      p.schema.type === 'string' &&
+      !p.schema.pattern &&
+      !p.schema.enum &&
+      !p.schema.format &&
+      (p.schema.maxLength ?? 0) >= 100,
+  );
   if (carrier) pairs.push(`${carrier.name}=abc`);
   return { path, query: pairs.join('&') };
 }
@@ -147,7 +199,10 @@ export function renderLine(d: LineDraft, ctx: { token: string; adminToken: strin
   }
   if (method !== op.method && body && !['POST', 'PUT', 'PATCH'].includes(method.toUpperCase())) {
     body = undefined;
-    headers.splice(headers.findIndex(([k]) => k === 'Content-Type'), 1);
+    headers.splice(
+      headers.findIndex(([k]) => k === 'Content-Type'),
+      1,
+    );
   }
   return { method, target, headers, ...(body && { body }), rawPath };
 }

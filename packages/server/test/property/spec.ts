@@ -167,6 +167,6 @@ export function typeOf(schema: Schema): string {
     const inner = schema.oneOf.map(typeOf).find((x) => x !== 'null' && x !== 'any');
     if (inner) return inner;
   }
-  if (schema.enum && schema.enum.every((e) => typeof e === 'string')) return 'string';
+  if (schema.enum?.every((e) => typeof e === 'string')) return 'string';
   return 'any';
 }

@@ -34,7 +34,10 @@ export class Tally {
 
   violation(property: string, message: string, example: string): void {
     // One entry per kind of violation: quoted text and numbers vary from case to case.
-    const signature = `${property}: ${message.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/\d+/g, 'N').replace(/\(error: .*\)$/, (m) => m.slice(0, 60))}`;
+    const signature = `${property}: ${message
+      .replace(/"(?:[^"\\]|\\.)*"/g, '"…"')
+      .replace(/\d+/g, 'N')
+      .replace(/\(error: .*\)$/, (m) => m.slice(0, 60))}`;
     const entry = this.violations.get(signature);
     if (entry) entry.count++;
     else this.violations.set(signature, { signature, count: 1, example });
@@ -44,7 +47,10 @@ export class Tally {
   readonly failedProperties: string[] = [];
 
   summary(seed: number, runsPerUnit: number, planned: number): string {
-    const statuses = [...this.statuses].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}=${n}`).join(' ');
+    const statuses = [...this.statuses]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([s, n]) => `${s}=${n}`)
+      .join(' ');
     const violations = [...this.violations.values()].reduce((n, e) => n + e.count, 0);
     const seconds = ((Date.now() - this.startedAt) / 1000).toFixed(1);
     return (

@@ -52,7 +52,7 @@ function classChar(schema: Schema): fc.Arbitrary<string> {
 function foreignChar(schema: Schema): fc.Arbitrary<string> {
   const cls = patternClass(schema.pattern);
   const re = cls ? new RegExp(`^${cls}$`, 'u') : undefined;
-  return fc.oneof(SPECIAL, NON_ASCII, ASTRAL, CONTROL).filter((c) => !re || !re.test(c));
+  return fc.oneof(SPECIAL, NON_ASCII, ASTRAL, CONTROL).filter((c) => !re?.test(c));
 }
 
 const textOf = (unit: fc.Arbitrary<string>, min: number, max: number) =>
@@ -89,7 +89,23 @@ const encoded = (param: ParamSpec, text: fc.Arbitrary<string>, kind: string, for
 
 // Invalid percent-encodings: invalid UTF-8, an encoded lone surrogate, overlong forms, beyond U+10FFFF,
 // truncated sequences, and '%' not followed by two hex digits.
-export const BAD_ESCAPES = ['%C3%28', '%FF', '%E0%80', '%E2%82', '%ED%A0%80', '%ED%BF%BF', '%C0%AF', '%F4%90%80%80', '%', '%%', '%G1', '%2', '%2G', '%u0041', '%C3'];
+export const BAD_ESCAPES = [
+  '%C3%28',
+  '%FF',
+  '%E0%80',
+  '%E2%82',
+  '%ED%A0%80',
+  '%ED%BF%BF',
+  '%C0%AF',
+  '%F4%90%80%80',
+  '%',
+  '%%',
+  '%G1',
+  '%2',
+  '%2G',
+  '%u0041',
+  '%C3',
+];
 
 // ---------------------------------------------------------------------------------------------
 // Schema-driven text
@@ -111,7 +127,9 @@ function validText(param: ParamSpec): fc.Arbitrary<Draw> {
   if (example !== undefined && codePoints(example) >= min && codePoints(example) <= max) {
     // The spec's own example, lengthened with characters that keep it what it was (a URL stays a URL).
     const room = max - codePoints(example);
-    const grown = textOf(ALNUM, 0, Math.min(room, 60)).map((tail) => (s.format ? `${example}${example.endsWith('/') ? '' : '/'}${tail}`.slice(0, example.length + room) : example + tail));
+    const grown = textOf(ALNUM, 0, Math.min(room, 60)).map((tail) =>
+      s.format ? `${example}${example.endsWith('/') ? '' : '/'}${tail}`.slice(0, example.length + room) : example + tail,
+    );
     options.push(encoded(param, grown, 'example', !!s.format));
   }
   if (!s.format) {
@@ -138,55 +156,120 @@ function hostileText(param: ParamSpec): fc.Arbitrary<Draw> {
     if (min > 1) add(2, encoded(param, textOf(unit, min - 1, min - 1), 'min-1'));
     if (max !== undefined) add(3, encoded(param, textOf(unit, max + 1, max + 1), 'max+1'));
     if (s.pattern) {
-      add(3, fc.tuple(textOf(unit, Math.max(min - 1, 0), Math.min(max ?? 40, min + 10)), foreignChar(s), fc.nat()).map(([t, c, at]) => {
-        const cps = [...t];
-        cps.splice(at % (cps.length + 1), 0, c);
-        return cps.join('');
-      }).chain((t) => encoded(param, fc.constant(t), 'pattern-breaking')));
+      add(
+        3,
+        fc
+          .tuple(textOf(unit, Math.max(min - 1, 0), Math.min(max ?? 40, min + 10)), foreignChar(s), fc.nat())
+          .map(([t, c, at]) => {
+            const cps = [...t];
+            cps.splice(at % (cps.length + 1), 0, c);
+            return cps.join('');
+          })
+          .chain((t) => encoded(param, fc.constant(t), 'pattern-breaking')),
+      );
     }
     if (s.enum) {
       const members = s.enum.map(String);
-      add(3, encoded(param, fc.oneof(
-        fc.constantFrom(...members).map((m) => m.toUpperCase()),
-        fc.constantFrom(...members).map((m) => ` ${m}`),
-        fc.constantFrom(...members).map((m) => `${m} `),
-        fc.constantFrom(...members).map((m) => m.slice(0, -1)),
-        fc.constantFrom(...members).map((m) => `${m}x`),
-        textOf(anyChar, 0, 12),
-      ), 'not-in-enum'));
+      add(
+        3,
+        encoded(
+          param,
+          fc.oneof(
+            fc.constantFrom(...members).map((m) => m.toUpperCase()),
+            fc.constantFrom(...members).map((m) => ` ${m}`),
+            fc.constantFrom(...members).map((m) => `${m} `),
+            fc.constantFrom(...members).map((m) => m.slice(0, -1)),
+            fc.constantFrom(...members).map((m) => `${m}x`),
+            textOf(anyChar, 0, 12),
+          ),
+          'not-in-enum',
+        ),
+      );
     }
     if (s.format) add(2, encoded(param, textOf(anyChar, Math.max(min, 1), Math.min(max ?? 80, min + 40)), 'not-a-uri'));
   }
   if (type === 'integer' || type === 'number') {
     const lo = s.minimum;
     const hi = s.maximum;
-    add(3, fc.constantFrom(...[lo, hi].filter((v) => v !== undefined).flatMap((v) => [v!, v! - 1, v! + 1])).map((n) => ({ raw: String(n), kind: 'bound' })));
-    add(3, fc.constantFrom('abc', '1.5', '1,2', '[1]', '{}', 'null', 'true', 'NaN', 'Infinity', '-Infinity', '-1e400', '-', '1 2', '١', '9'.repeat(40), '-9'.repeat(20), '1e400').map((v) => ({ raw: encodeURIComponent(v), kind: 'wrong-type' })));
+    add(
+      3,
+      fc
+        .constantFrom(...[lo, hi].filter((v) => v !== undefined).flatMap((v) => [v!, v! - 1, v! + 1]))
+        .map((n) => ({ raw: String(n), kind: 'bound' })),
+    );
+    add(
+      3,
+      fc
+        .constantFrom(
+          'abc',
+          '1.5',
+          '1,2',
+          '[1]',
+          '{}',
+          'null',
+          'true',
+          'NaN',
+          'Infinity',
+          '-Infinity',
+          '-1e400',
+          '-',
+          '1 2',
+          '١',
+          '9'.repeat(40),
+          '-9'.repeat(20),
+          '1e400',
+        )
+        .map((v) => ({ raw: encodeURIComponent(v), kind: 'wrong-type' })),
+    );
     // Coercible but not written as a plain decimal: the spec does not say; reported, not asserted.
-    add(1, fc.constantFrom('0x1', '1e1', ' 1', '1 ', '+1', '01', '1.0', '-0', '0b1', '0o7', '\t1').map((v) => ({ raw: encodeURIComponent(v), kind: 'lenient-number' })));
+    add(
+      1,
+      fc
+        .constantFrom('0x1', '1e1', ' 1', '1 ', '+1', '01', '1.0', '-0', '0b1', '0o7', '\t1')
+        .map((v) => ({ raw: encodeURIComponent(v), kind: 'lenient-number' })),
+    );
   }
   if (type === 'boolean') {
-    add(4, fc.constantFrom('1', '0', 'yes', 'no', 'on', 'off', 'null', 'truee', 't', ' true', 'false ', '"true"').map((v) => ({ raw: encodeURIComponent(v), kind: 'wrong-type' })));
+    add(
+      4,
+      fc
+        .constantFrom('1', '0', 'yes', 'no', 'on', 'off', 'null', 'truee', 't', ' true', 'false ', '"true"')
+        .map((v) => ({ raw: encodeURIComponent(v), kind: 'wrong-type' })),
+    );
     // Any letter case is valid (the spec: Python bots send True/False).
-    add(1, fc.constantFrom('TRUE', 'True', 'FALSE', 'False', 'tRuE').map((v) => ({ raw: v, kind: 'boolean-case' })));
+    add(
+      1,
+      fc.constantFrom('TRUE', 'True', 'FALSE', 'False', 'tRuE').map((v) => ({ raw: v, kind: 'boolean-case' })),
+    );
   }
   // Control characters, percent-encoded (raw ones are a protocol matter; see the request-line property).
-  add(3, fc.tuple(validText(param), fc.array(CONTROL, { minLength: 1, maxLength: 3 }), fc.nat()).map(([d, ctl, at]) => {
-    const raw = d.raw ?? '';
-    const cut = safeCut(raw, at);
-    return { raw: raw.slice(0, cut) + ctl.map(encodeURIComponent).join('') + raw.slice(cut), kind: 'control' };
-  }));
+  add(
+    3,
+    fc.tuple(validText(param), fc.array(CONTROL, { minLength: 1, maxLength: 3 }), fc.nat()).map(([d, ctl, at]) => {
+      const raw = d.raw ?? '';
+      const cut = safeCut(raw, at);
+      return { raw: raw.slice(0, cut) + ctl.map(encodeURIComponent).join('') + raw.slice(cut), kind: 'control' };
+    }),
+  );
   // Invalid UTF-8 and stray '%'.
-  add(4, fc.tuple(validText(param), fc.constantFrom(...BAD_ESCAPES), fc.nat()).map(([d, bad, at]) => {
-    const raw = d.raw ?? '';
-    const cut = safeCut(raw, at);
-    return { raw: raw.slice(0, cut) + bad + raw.slice(cut), kind: 'bad-encoding' };
-  }));
+  add(
+    4,
+    fc.tuple(validText(param), fc.constantFrom(...BAD_ESCAPES), fc.nat()).map(([d, bad, at]) => {
+      const raw = d.raw ?? '';
+      const cut = safeCut(raw, at);
+      return { raw: raw.slice(0, cut) + bad + raw.slice(cut), kind: 'bad-encoding' };
+    }),
+  );
   // Very long: up to ~100 KB on the wire.
-  add(1, fc.tuple(fc.integer({ min: Math.max((s.maxLength ?? 0) + 1, 2_000), max: 100_000 }), fc.constantFrom('a', '%C3%A9', '1', '%00', 'x%2C')).map(([bytes, piece]) => ({
-    raw: piece.repeat(Math.max(1, Math.floor(bytes / piece.length))),
-    kind: 'very-long',
-  })));
+  add(
+    1,
+    fc
+      .tuple(fc.integer({ min: Math.max((s.maxLength ?? 0) + 1, 2_000), max: 100_000 }), fc.constantFrom('a', '%C3%A9', '1', '%00', 'x%2C'))
+      .map(([bytes, piece]) => ({
+        raw: piece.repeat(Math.max(1, Math.floor(bytes / piece.length))),
+        kind: 'very-long',
+      })),
+  );
   return fc.oneof(...arbs);
 }
 
@@ -257,7 +340,12 @@ export function judgeSchema(schema: Schema, s: string): Verdict {
 export function judge(param: ParamSpec, decoded: string, raw: string | null, formatOk: ReadonlySet<string>): Verdict {
   if (decoded === '' && !param.allowEmptyValue) return 'invalid';
   let verdict = judgeSchema(param.schema, decoded);
-  if (verdict === 'unknown' && param.schema.format && formatOk.has(decoded) && judgeSchema({ ...param.schema, format: undefined }, decoded) === 'valid') {
+  if (
+    verdict === 'unknown' &&
+    param.schema.format &&
+    formatOk.has(decoded) &&
+    judgeSchema({ ...param.schema, format: undefined }, decoded) === 'valid'
+  ) {
     verdict = 'valid';
   }
   if (verdict !== 'valid' || raw === null) return verdict;

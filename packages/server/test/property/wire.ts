@@ -29,7 +29,12 @@ export function encodeRequest(host: string, req: RawRequest): Buffer {
   const hasLength = req.headers.some(([k]) => /^(content-length|transfer-encoding)$/i.test(k));
   if (!hasLength && (req.body !== undefined || req.method === 'POST')) headers.push(['Content-Length', String(req.body?.length ?? 0)]);
   const head = `${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
-  return Buffer.concat([Buffer.from(`${req.method} `, 'latin1'), req.target, Buffer.from(` HTTP/1.1\r\n${head}`, 'latin1'), req.body ?? Buffer.alloc(0)]);
+  return Buffer.concat([
+    Buffer.from(`${req.method} `, 'latin1'),
+    req.target,
+    Buffer.from(` HTTP/1.1\r\n${head}`, 'latin1'),
+    req.body ?? Buffer.alloc(0),
+  ]);
 }
 
 /** Size of the request line plus headers, as Node's header-size limit counts it (roughly). */
@@ -105,7 +110,12 @@ export function exchange(port: number, bytes: Buffer, method: string, timeoutMs 
       clearTimeout(timer);
       socket.destroy();
       if (parsed?.complete) resolve(parsed.response);
-      else reject(new Error(`no complete response (${error?.message ?? 'connection closed'}); received ${JSON.stringify(data.subarray(0, 300).toString('latin1'))}`));
+      else
+        reject(
+          new Error(
+            `no complete response (${error?.message ?? 'connection closed'}); received ${JSON.stringify(data.subarray(0, 300).toString('latin1'))}`,
+          ),
+        );
     };
     const timer = setTimeout(() => finish(new Error(`timeout after ${timeoutMs} ms`)), timeoutMs);
     socket.on('data', (d: Buffer) => {

@@ -62,7 +62,9 @@ const postFromChatB = (client: ChatbridgeClient, id: string, token: string, cont
 describe('relay: webhook fairness between tenants', () => {
   it("when 66 endpoints' chat_a webhooks hang, then a healthy endpoint's chat_a message is delivered within 2 s", async () => {
     const { receiver, server, client } = await start();
-    const hanging = await Promise.all(Array.from({ length: 66 }, (_, i) => bridged(server, client, `hang-${i}`, receiver.url(`hang/${i}`))));
+    const hanging = await Promise.all(
+      Array.from({ length: 66 }, (_, i) => bridged(server, client, `hang-${i}`, receiver.url(`hang/${i}`))),
+    );
     const healthy = await bridged(server, client, 'healthy', receiver.url('ok'));
     await Promise.all(hanging.map(({ id, token }) => postFromChatB(client, id, token, 'into the void')));
     await eventually(() => receiver.hanging.length >= 64);

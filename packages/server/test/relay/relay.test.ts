@@ -39,7 +39,14 @@ describe('relay during a store outage', () => {
       claimDeliveries: async () => [],
     } as unknown as EndpointStore;
     const { lines, logger } = recordingLogger();
-    relay = new Relay({ store, sender: { send: async () => ({ kind: 'delivered' }) } as never, logger, clock: Date.now, messageTtlMs: 30_000, pollMs: 10 });
+    relay = new Relay({
+      store,
+      sender: { send: async () => ({ kind: 'delivered' }) } as never,
+      logger,
+      clock: Date.now,
+      messageTtlMs: 30_000,
+      pollMs: 10,
+    });
     relay.start();
     await vi.advanceTimersByTimeAsync(700);
     // Without backoff, 10 ms polls make ~70 passes here; doubling from 10 ms makes about six.
@@ -79,7 +86,16 @@ describe('relay acknowledgements', () => {
     record.config['self-user'] = true;
     record.config.webhooks.chat_a = [url];
     record.meta.trigger = true;
-    const delivery: Delivery = { id: 1, endpointId: 'ep-1', seq: 1, platform: 'chat_a', url, payload: '{"content":"hi"}', expiresAt: Date.now() + 30_000, attempts: 1 };
+    const delivery: Delivery = {
+      id: 1,
+      endpointId: 'ep-1',
+      seq: 1,
+      platform: 'chat_a',
+      url,
+      payload: '{"content":"hi"}',
+      expiresAt: Date.now() + 30_000,
+      attempts: 1,
+    };
     let claims = 0;
     let records = 0;
     const store = {

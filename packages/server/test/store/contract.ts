@@ -171,7 +171,8 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
     });
 
     describe('bots', () => {
-      const digestsOf = async () => (await store.listBots()).map((b) => ({ id: b.id, platform: b.platform, keyHash: Buffer.from(b.keyHash) }));
+      const digestsOf = async () =>
+        (await store.listBots()).map((b) => ({ id: b.id, platform: b.platform, keyHash: Buffer.from(b.keyHash) }));
 
       it('when bots are created, then they are listed in ascending ID order with their platform and key digest', async () => {
         expect(await store.createBot({ id: 'bot-b', platform: 'chat_b', keyHash: hashToken('kb') })).toBe(true);
@@ -262,7 +263,9 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           ['chat_b', 'ep-o'],
           ['chat_b', 'ep-p'],
         ]);
-        expect((await store.claimDeliveries(2000, 60_000, { chat_a: 5 })).map((d) => [d.platform, d.endpointId, d.attempts])).toEqual([['chat_a', 'ep-o', 1]]);
+        expect((await store.claimDeliveries(2000, 60_000, { chat_a: 5 })).map((d) => [d.platform, d.endpointId, d.attempts])).toEqual([
+          ['chat_a', 'ep-o', 1],
+        ]);
       });
 
       it('when claimed concurrently, then no entry goes to two claimers', async () => {
@@ -387,8 +390,16 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
 
       it('when a delivery completes with a write, then that is one more version; completed without one, none', async () => {
         await store.create('ep-1', hashToken('t'), initialRecord());
-        const deliveries = (['chat_a', 'chat_b'] as const).map((platform) => ({ platform, url: `https://h.example/${platform}`, payload: '{}', expiresAt: 10_000 }));
-        await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries }, result: undefined }));
+        const deliveries = (['chat_a', 'chat_b'] as const).map((platform) => ({
+          platform,
+          url: `https://h.example/${platform}`,
+          payload: '{}',
+          expiresAt: 10_000,
+        }));
+        await store.update('ep-1', (cur) => ({
+          write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries },
+          result: undefined,
+        }));
         const [first, second] = await store.claimDeliveries(2000, 60_000, 10);
         await store.completeDelivery(first!, (cur) => {
           const record = structuredClone(cur!.record);
@@ -460,7 +471,8 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           expect(e.recordJsonBytes).toBe(Buffer.byteLength(e.recordJson));
         }
         const [b1, b2, b3, b4] = all.map((e) => e.recordJsonBytes) as [number, number, number, number];
-        const versions = async (after: number, limit: number, maxBytes: number) => (await store.eventsSince('ep-1', after, limit, maxBytes)).map((e) => e.version);
+        const versions = async (after: number, limit: number, maxBytes: number) =>
+          (await store.eventsSince('ep-1', after, limit, maxBytes)).map((e) => e.version);
         expect(await versions(0, 10, b1 + b2 + b3 + b4)).toEqual([1, 2, 3, 4]);
         expect(await versions(0, 10, b1 + b2)).toEqual([1, 2]);
         expect(await versions(0, 10, b1 + b2 - 1)).toEqual([1]);
@@ -651,8 +663,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         return rows;
       };
       /** What a faithful move must carry, in comparable form. */
-      const comparable = (rows: EndpointSnapshot[]) =>
-        rows.map((r) => ({ ...r, tokenHash: Buffer.from(r.tokenHash).toString('hex') }));
+      const comparable = (rows: EndpointSnapshot[]) => rows.map((r) => ({ ...r, tokenHash: Buffer.from(r.tokenHash).toString('hex') }));
       /** ep-p: a pending message (seq 3) with two deliveries, one attempted; ep-q: idle, a few versions on. */
       const arrange = async () => {
         await store.create('ep-q', hashToken('tq'), initialRecord());
@@ -685,8 +696,22 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect(p!.recordJson).toBe((await store.get('ep-p'))!.recordJson);
         expect([p!.state, p!.version]).toEqual([{ seq: 3, pendingSince: 60_000 }, 1]);
         expect(p!.deliveries).toEqual([
-          { platform: 'chat_a', url: 'https://hooks.example.com/chat_a', payload: '{"content":"to chat_a"}', attempts: 1, nextAttemptAt: 62_000, expiresAt: 90_000 },
-          { platform: 'chat_b', url: 'https://hooks.example.com/chat_b', payload: '{"content":"to chat_b"}', attempts: 0, nextAttemptAt: 0, expiresAt: 90_000 },
+          {
+            platform: 'chat_a',
+            url: 'https://hooks.example.com/chat_a',
+            payload: '{"content":"to chat_a"}',
+            attempts: 1,
+            nextAttemptAt: 62_000,
+            expiresAt: 90_000,
+          },
+          {
+            platform: 'chat_b',
+            url: 'https://hooks.example.com/chat_b',
+            payload: '{"content":"to chat_b"}',
+            attempts: 0,
+            nextAttemptAt: 0,
+            expiresAt: 90_000,
+          },
         ]);
         expect([q!.state, q!.version, q!.deliveries]).toEqual([{ seq: 0, pendingSince: null }, 2, []]);
       });
@@ -726,9 +751,16 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         const fresh = { ...exported[1]!, id: 'ep-new' };
         const otherToken = { ...exported[0]!, tokenHash: hashToken('another') };
         const otherRecord = { ...exported[1]!, recordJson: JSON.stringify(initialRecord()) };
-        expect(await store.importRows([fresh, otherToken, otherRecord])).toEqual({ imported: 0, unchanged: 0, conflicts: ['ep-p', 'ep-q'] });
+        expect(await store.importRows([fresh, otherToken, otherRecord])).toEqual({
+          imported: 0,
+          unchanged: 0,
+          conflicts: ['ep-p', 'ep-q'],
+        });
         expect(await store.get('ep-new')).toBeUndefined();
-        expect(await store.importRows([{ ...exported[1]!, version: 7 }, exported[0]!])).toMatchObject({ unchanged: 1, conflicts: ['ep-q'] });
+        expect(await store.importRows([{ ...exported[1]!, version: 7 }, exported[0]!])).toMatchObject({
+          unchanged: 1,
+          conflicts: ['ep-q'],
+        });
       });
 
       it('when two rows of one import share an ID, then it fails and nothing is written', async () => {
@@ -750,7 +782,14 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         async function* source(): AsyncGenerator<EndpointSnapshot> {
           for (let i = 0; i < 230; i++) {
             await new Promise((resolve) => setImmediate(resolve));
-            yield { id: `ep-${i}`, tokenHash: hashToken(`t${i}`), recordJson: JSON.stringify(initialRecord()), state: { seq: 0, pendingSince: null }, version: 0, deliveries: [] };
+            yield {
+              id: `ep-${i}`,
+              tokenHash: hashToken(`t${i}`),
+              recordJson: JSON.stringify(initialRecord()),
+              state: { seq: 0, pendingSince: null },
+              version: 0,
+              deliveries: [],
+            };
           }
         }
         expect(await store.importRows(source())).toEqual({ imported: 230, unchanged: 0, conflicts: [] });
@@ -847,12 +886,17 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           version: 3,
           deliveries: [],
         });
-        expect(await store.importRows([row('ep-1', { chat_b: ['b0', 'b1'] }), row('ep-2', { chat_b: ['b1'] })])).toMatchObject({ imported: 2 });
+        expect(await store.importRows([row('ep-1', { chat_b: ['b0', 'b1'] }), row('ep-2', { chat_b: ['b1'] })])).toMatchObject({
+          imported: 2,
+        });
         expect(await store.lookupChannel('chat_b', 'b1', 10)).toEqual([
           { endpoint: 'ep-1', bridge: 1 },
           { endpoint: 'ep-2', bridge: 0 },
         ]);
-        expect(await store.importRows([row('ep-3', { chat_c: ['c0'] }), row('ep-1', { chat_b: ['other'] })])).toMatchObject({ imported: 0, conflicts: ['ep-1'] });
+        expect(await store.importRows([row('ep-3', { chat_c: ['c0'] }), row('ep-1', { chat_b: ['other'] })])).toMatchObject({
+          imported: 0,
+          conflicts: ['ep-1'],
+        });
         expect(await store.lookupChannel('chat_c', 'c0', 10)).toEqual([]);
         expect(await store.lookupChannel('chat_b', 'other', 10)).toEqual([]);
       });
@@ -873,7 +917,14 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           result: undefined,
         }));
         await store.update('ep-1', (cur) => ({
-          write: { record: withChannels({ chat_c: ['c0'] }, cur!.record), state, dropDeliveriesTo: [{ platform: 'chat_b', url: hook(2) }, { platform: 'chat_a', url: hook(2) }] },
+          write: {
+            record: withChannels({ chat_c: ['c0'] }, cur!.record),
+            state,
+            dropDeliveriesTo: [
+              { platform: 'chat_b', url: hook(2) },
+              { platform: 'chat_a', url: hook(2) },
+            ],
+          },
           result: undefined,
         }));
         const claimed = await store.claimDeliveries(0, 1000, 10);
@@ -885,7 +936,10 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         const ids = Array.from({ length: 20 }, (_, i) => `ep-${String(i).padStart(2, '0')}`);
         for (const id of ids) await store.create(id, hashToken('t'), initialRecord());
         await Promise.all(
-          ids.flatMap((id, i) => [setChannels(id, { chat_a: [`c${i % 3}`] }), setChannels(id, { chat_a: [`c${i % 3}`, `c${(i + 1) % 3}`] })]),
+          ids.flatMap((id, i) => [
+            setChannels(id, { chat_a: [`c${i % 3}`] }),
+            setChannels(id, { chat_a: [`c${i % 3}`, `c${(i + 1) % 3}`] }),
+          ]),
         );
         for (const channel of ['c0', 'c1', 'c2']) {
           const scanned: { endpoint: string; bridge: number }[] = [];

@@ -38,7 +38,10 @@ describe('PostgreSQL configuration', () => {
   });
 
   it('when CHATBRIDGE_STORE=sqlite, then an unrelated DATABASE_URL is ignored', () => {
-    expect(loadConfig({ CHATBRIDGE_STORE: 'sqlite', DATABASE_URL: 'mysql://elsewhere/x' }).store).toEqual({ kind: 'sqlite', sqlitePath: './data/chatbridge.sqlite' });
+    expect(loadConfig({ CHATBRIDGE_STORE: 'sqlite', DATABASE_URL: 'mysql://elsewhere/x' }).store).toEqual({
+      kind: 'sqlite',
+      sqlitePath: './data/chatbridge.sqlite',
+    });
   });
 });
 
@@ -87,7 +90,10 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         // A write of ep-1 in flight: its event is inserted, its transaction not yet committed.
         await inFlight.query('BEGIN');
         await inFlight.query(`UPDATE endpoints SET version = 1 WHERE id = 'ep-1'`);
-        await inFlight.query(`INSERT INTO endpoint_events (endpoint_id, version, record, created_at) VALUES ('ep-1', 1, $1, $2)`, [JSON.stringify(initialRecord()), Date.now()]);
+        await inFlight.query(`INSERT INTO endpoint_events (endpoint_id, version, record, created_at) VALUES ('ep-1', 1, $1, $2)`, [
+          JSON.stringify(initialRecord()),
+          Date.now(),
+        ]);
         // A write of ep-2 begins later and commits first.
         await store.update('ep-2', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
         const first = await store.changesSince(0, 10);
@@ -122,7 +128,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when a database of an earlier release is migrated, then the rate-limit counters (written on every request) are unlogged', async () => {
       const { url } = await emptyDatabase();
-      await withClient(url, (c) => c.query('CREATE TABLE rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)'));
+      await withClient(url, (c) =>
+        c.query('CREATE TABLE rate_limits (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)'),
+      );
       await (await PostgresEndpointStore.open({ connectionString: url })).close();
       await withClient(url, async (c) => {
         const { rows } = await c.query("SELECT relpersistence FROM pg_class WHERE relname = 'rate_limits'");
@@ -145,7 +153,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const { url } = await emptyDatabase();
       await withClient(url, async (c) => {
         expect(await migrate(c, loadMigrations().slice(0, 1))).toEqual([1]);
-        await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', ['ep-1', hashToken('t'), JSON.stringify(initialRecord())]);
+        await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', [
+          'ep-1',
+          hashToken('t'),
+          JSON.stringify(initialRecord()),
+        ]);
       });
       const store = await PostgresEndpointStore.open({ connectionString: url });
       try {
@@ -166,8 +178,16 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       record.meta.message.content = 'text\u0000';
       await withClient(url, async (c) => {
         expect(await migrate(c, loadMigrations().slice(0, 3))).toEqual([1, 2, 3]);
-        await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', ['ep-1', hashToken('t'), JSON.stringify(record)]);
-        await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', ['ep-0', hashToken('t'), JSON.stringify(initialRecord())]);
+        await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', [
+          'ep-1',
+          hashToken('t'),
+          JSON.stringify(record),
+        ]);
+        await c.query('INSERT INTO endpoints (id, token_hash, record) VALUES ($1, $2, $3)', [
+          'ep-0',
+          hashToken('t'),
+          JSON.stringify(initialRecord()),
+        ]);
       });
       const store = await PostgresEndpointStore.open({ connectionString: url });
       try {
@@ -216,7 +236,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         expect(seen).toEqual([0, 1]);
         const after = (await store.get('ep-1'))!;
         expect([after.version, after.record.meta.message.content]).toEqual([2, 'decided on v1']);
-        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => [e.version, e.record.meta.message.content])).toEqual([[2, 'decided on v1']]);
+        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => [e.version, e.record.meta.message.content])).toEqual([
+          [2, 'decided on v1'],
+        ]);
       });
     });
 
@@ -224,7 +246,8 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       await withEndpoint('old', async (store) => {
         let calls = 0;
         const outcome = await store.update('ep-1', (cur) => {
-          if (++calls === 1) commitElsewhere(`UPDATE endpoints SET token_hash = '\\x${hashToken('new').toString('hex')}' WHERE id = 'ep-1'`);
+          if (++calls === 1)
+            commitElsewhere(`UPDATE endpoints SET token_hash = '\\x${hashToken('new').toString('hex')}' WHERE id = 'ep-1'`);
           if (!tokenMatchesDigest(cur!.tokenHash, 'old')) return { result: 'unauthorized' };
           return { write: { record: withContent(cur!, 'written with the old token'), state: cur!.state }, result: 'ok' };
         });
@@ -255,7 +278,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         let calls = 0;
         await store.update('ep-1', (cur) => {
           if (++calls === 1) commitElsewhere("UPDATE endpoints SET version = version + 1 WHERE id = 'ep-1'");
-          const deliveries = (['chat_a', 'chat_b'] as const).map((platform) => ({ platform, url: `https://h.example/${calls}/${platform}`, payload: '{}', expiresAt: 10_000 }));
+          const deliveries = (['chat_a', 'chat_b'] as const).map((platform) => ({
+            platform,
+            url: `https://h.example/${calls}/${platform}`,
+            payload: '{}',
+            expiresAt: 10_000,
+          }));
           return { write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries }, result: undefined };
         });
         const queued = await store.claimDeliveries(2000, 60_000, 10);
@@ -297,7 +325,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
             write: {
               record: cur!.record,
               state: { seq: 1, pendingSince: 1000 },
-              deliveries: (['chat_a', 'chat_b'] as const).map((platform) => ({ platform, url: `https://h.example/${platform}`, payload: '{}', expiresAt: 10_000 })),
+              deliveries: (['chat_a', 'chat_b'] as const).map((platform) => ({
+                platform,
+                url: `https://h.example/${platform}`,
+                payload: '{}',
+                expiresAt: 10_000,
+              })),
             },
             result: undefined,
           }));
@@ -320,7 +353,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
           write: {
             record: cur!.record,
             state: { seq, pendingSince: 1000 },
-            deliveries: (['chat_a', 'chat_b'] as const).map((platform) => ({ platform, url: `https://h.example/${platform}`, payload: '{}', expiresAt: 10_000 })),
+            deliveries: (['chat_a', 'chat_b'] as const).map((platform) => ({
+              platform,
+              url: `https://h.example/${platform}`,
+              payload: '{}',
+              expiresAt: 10_000,
+            })),
           },
           result: undefined,
         }));
@@ -436,7 +474,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const store = await fresh();
       const feed = await store.openChangeFeed();
       const listeners = async () =>
-        (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'chatbridge-listen' AND datname = current_database()")).rows[0].n;
+        (
+          await admin.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'chatbridge-listen' AND datname = current_database()",
+          )
+        ).rows[0].n;
       expect(await listeners()).toBe(1);
       await feed.close();
       await until('the connection to close', () => true);
@@ -450,7 +492,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
   describe('reads of one turn share a query', () => {
     it('when many reads run at once, then each gets its own endpoint (or none), duplicates included', async () => {
       const store = await fresh();
-      for (let i = 0; i < 30; i++) await store.create(`ep-${i}`, hashToken(`t${i}`), { ...initialRecord(), config: { ...initialRecord().config, blacklist: [`w${i}`] } });
+      for (let i = 0; i < 30; i++)
+        await store.create(`ep-${i}`, hashToken(`t${i}`), {
+          ...initialRecord(),
+          config: { ...initialRecord().config, blacklist: [`w${i}`] },
+        });
       const ids = [...Array.from({ length: 40 }, (_, i) => `ep-${i}`), 'ep-3', 'ep-3', 'missing'];
       const read = await Promise.all(ids.map((id) => store.get(id)));
       ids.forEach((id, i) => {
@@ -476,7 +522,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
   });
 
   describe('writes of one turn commit in one transaction', () => {
-    const draft = (platform: 'chat_a' | 'chat_b') => ({ platform, url: `https://hooks.example.com/${platform}`, payload: '{"n":1}', expiresAt: 10_000 });
+    const draft = (platform: 'chat_a' | 'chat_b') => ({
+      platform,
+      url: `https://hooks.example.com/${platform}`,
+      payload: '{"n":1}',
+      expiresAt: 10_000,
+    });
 
     /** What the store sends while `work` runs: statement names, or the text of unnamed queries (BEGIN, COMMIT). */
     const sentDuring = async <T>(work: () => Promise<T>): Promise<{ result: T; sent: string[] }> => {
@@ -498,7 +549,10 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const store = await fresh();
       const ids = ['ep-a', 'ep-b', 'ep-c', 'ep-d'];
       for (const id of ids) await store.create(id, hashToken(`t-${id}`), initialRecord());
-      await store.update('ep-d', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 500 }, deliveries: [draft('chat_a')] }, result: 0 }));
+      await store.update('ep-d', (cur) => ({
+        write: { record: cur!.record, state: { seq: 1, pendingSince: 500 }, deliveries: [draft('chat_a')] },
+        result: 0,
+      }));
       const feed = await store.openChangeFeed();
       const heard: string[] = [];
       for (const id of ids) feed.subscribe(id, (version) => version !== undefined && heard.push(`${id}:${version}`));
@@ -507,18 +561,31 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const { result: results, sent: queried } = await sentDuring(() =>
         Promise.all([
           ...['ep-a', 'ep-b', 'ep-c'].map((id) =>
-            store.update(id, (cur) => ({ write: { record: record(id), state: { seq: 1, pendingSince: 1000 }, deliveries: [draft('chat_a'), draft('chat_b')] }, result: id })),
+            store.update(id, (_cur) => ({
+              write: { record: record(id), state: { seq: 1, pendingSince: 1000 }, deliveries: [draft('chat_a'), draft('chat_b')] },
+              result: id,
+            })),
           ),
           // ep-d goes idle: its queued delivery is dropped.
-          store.update('ep-d', (cur) => ({ write: { record: record('idle'), state: { seq: 1, pendingSince: null } }, result: 'ep-d' })),
+          store.update('ep-d', (_cur) => ({ write: { record: record('idle'), state: { seq: 1, pendingSince: null } }, result: 'ep-d' })),
           // A second update of ep-a in the same turn: decided on the same row, it is decided again.
-          store.update('ep-a', (cur) => ({ write: { record: record(`${cur!.record.config.blacklist[0] ?? 'none'}+again`), state: cur!.state }, result: 'again' })),
+          store.update('ep-a', (cur) => ({
+            write: { record: record(`${cur!.record.config.blacklist[0] ?? 'none'}+again`), state: cur!.state },
+            result: 'again',
+          })),
         ]),
       );
       expect(results).toEqual(['ep-a', 'ep-b', 'ep-c', 'ep-d', 'again']);
       expect(queried).toContain('chatbridge.writeMany');
       const rows = (await admin.query('SELECT id, version, record, message_seq, pending_since FROM endpoints ORDER BY id')).rows;
-      expect(rows.map((r) => [r.id, Number(r.version), JSON.parse(r.record).config.blacklist[0], r.pending_since === null ? null : Number(r.pending_since)])).toEqual([
+      expect(
+        rows.map((r) => [
+          r.id,
+          Number(r.version),
+          JSON.parse(r.record).config.blacklist[0],
+          r.pending_since === null ? null : Number(r.pending_since),
+        ]),
+      ).toEqual([
         ['ep-a', 2, 'ep-a+again', 1000],
         ['ep-b', 1, 'ep-b', 1000],
         ['ep-c', 1, 'ep-c', 1000],
@@ -526,10 +593,22 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       ]);
       const events = (await admin.query('SELECT endpoint_id, version, record FROM endpoint_events ORDER BY endpoint_id, version')).rows;
       expect(events.map((e) => `${e.endpoint_id}:${e.version}:${JSON.parse(e.record).config.blacklist[0] ?? ''}`)).toEqual([
-        'ep-a:1:ep-a', 'ep-a:2:ep-a+again', 'ep-b:1:ep-b', 'ep-c:1:ep-c', 'ep-d:1:', 'ep-d:2:idle',
+        'ep-a:1:ep-a',
+        'ep-a:2:ep-a+again',
+        'ep-b:1:ep-b',
+        'ep-c:1:ep-c',
+        'ep-d:1:',
+        'ep-d:2:idle',
       ]);
       const outbox = (await admin.query('SELECT endpoint_id, platform FROM outbox ORDER BY endpoint_id, platform')).rows;
-      expect(outbox.map((o) => `${o.endpoint_id}:${o.platform}`)).toEqual(['ep-a:chat_a', 'ep-a:chat_b', 'ep-b:chat_a', 'ep-b:chat_b', 'ep-c:chat_a', 'ep-c:chat_b']);
+      expect(outbox.map((o) => `${o.endpoint_id}:${o.platform}`)).toEqual([
+        'ep-a:chat_a',
+        'ep-a:chat_b',
+        'ep-b:chat_a',
+        'ep-b:chat_b',
+        'ep-c:chat_a',
+        'ep-c:chat_b',
+      ]);
       await expect.poll(() => [...heard].sort(), { timeout: 5000 }).toEqual(['ep-a:1', 'ep-a:2', 'ep-b:1', 'ep-c:1', 'ep-d:2']);
       await feed.close();
       await store.close();
@@ -544,7 +623,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       );
       expect(sent.filter((q) => q !== 'chatbridge.getMany' && q !== 'chatbridge.get')).toEqual(['chatbridge.writeMany']);
       const rows = (await admin.query('SELECT id, version FROM endpoints ORDER BY id')).rows;
-      expect(rows.map((r) => [r.id, Number(r.version)])).toEqual([['ep-a', 1], ['ep-b', 1], ['ep-c', 1]]);
+      expect(rows.map((r) => [r.id, Number(r.version)])).toEqual([
+        ['ep-a', 1],
+        ['ep-b', 1],
+        ['ep-c', 1],
+      ]);
       await store.close();
     });
 
@@ -555,13 +638,20 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         store.update('ep-a', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 } }, result: 'a' })),
         // A delivery without a URL breaks the outbox's NOT NULL constraint.
         store.update('ep-b', (cur) => ({
-          write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [{ platform: 'chat_a', url: null as unknown as string, payload: '{}', expiresAt: 1 }] },
+          write: {
+            record: cur!.record,
+            state: { seq: 1, pendingSince: 1000 },
+            deliveries: [{ platform: 'chat_a', url: null as unknown as string, payload: '{}', expiresAt: 1 }],
+          },
           result: 'b',
         })),
       ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
       const rows = (await admin.query('SELECT id, version FROM endpoints ORDER BY id')).rows;
-      expect(rows.map((r) => [r.id, Number(r.version)])).toEqual([['ep-a', 1], ['ep-b', 0]]);
+      expect(rows.map((r) => [r.id, Number(r.version)])).toEqual([
+        ['ep-a', 1],
+        ['ep-b', 0],
+      ]);
       await store.close();
     });
   });
@@ -638,7 +728,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when nothing listens at DATABASE_URL, then open rejects at once', async () => {
       const started = Date.now();
-      await expect(PostgresEndpointStore.open({ connectionString: 'postgres://postgres@127.0.0.1:1/none' })).rejects.toThrow(/ECONNREFUSED/);
+      await expect(PostgresEndpointStore.open({ connectionString: 'postgres://postgres@127.0.0.1:1/none' })).rejects.toThrow(
+        /ECONNREFUSED/,
+      );
       expect(Date.now() - started).toBeLessThan(2000);
     });
 
@@ -677,7 +769,10 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const store = await fresh({ statementTimeoutMs: 10_000 });
       await store.create('ep-1', hashToken('t'), initialRecord());
       const delivery = { platform: 'chat_a' as const, url: 'https://hooks.example.com/a', payload: '{}', expiresAt: Date.now() + 60_000 };
-      await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [delivery] }, result: undefined }));
+      await store.update('ep-1', (cur) => ({
+        write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [delivery] },
+        result: undefined,
+      }));
       const [claimed] = await store.claimDeliveries(Date.now(), 60_000, 1);
       const holder = new pg.Client({ connectionString: db.url });
       await holder.connect();
@@ -685,7 +780,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         await holder.query('BEGIN');
         await holder.query("SELECT 1 FROM endpoints WHERE id = 'ep-1' FOR UPDATE");
         // completeDelivery runs BEGIN ... COMMIT on a checked-out connection, and waits there for the row lock.
-        const completing = store.completeDelivery(claimed!, () => ({ result: undefined })).then(() => 'completed', (e: Error) => e.message);
+        const completing = store
+          .completeDelivery(claimed!, () => ({ result: undefined }))
+          .then(
+            () => 'completed',
+            (e: Error) => e.message,
+          );
         const waitingInTransaction = async () =>
           (
             await admin.query(
@@ -708,8 +808,16 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it("when one lane's claim fails, then the other lane's claim is undone too: nothing stays leased unsent", async () => {
       const store = await fresh();
       await store.create('ep-1', hashToken('t'), initialRecord());
-      const queued = (platform: 'chat_a' | 'chat_b') => ({ platform, url: `https://hooks.example.com/${platform}`, payload: '{}', expiresAt: Date.now() + 60_000 });
-      await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [queued('chat_a'), queued('chat_b')] }, result: undefined }));
+      const queued = (platform: 'chat_a' | 'chat_b') => ({
+        platform,
+        url: `https://hooks.example.com/${platform}`,
+        payload: '{}',
+        expiresAt: Date.now() + 60_000,
+      });
+      await store.update('ep-1', (cur) => ({
+        write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [queued('chat_a'), queued('chat_b')] },
+        result: undefined,
+      }));
       const original = pg.Client.prototype.query;
       let claims = 0;
       pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -741,7 +849,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         // Its write waits for the row lock, holding the only connection.
         const stuck = store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
         const waitingForLock = async () =>
-          (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n > 0;
+          (
+            await admin.query(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rows[0].n > 0;
         while (!(await waitingForLock())) await new Promise((resolve) => setTimeout(resolve, 10));
         await expect(store.ping()).rejects.toThrow(/timeout exceeded when trying to connect/);
         await holder.query('ROLLBACK');

@@ -22,8 +22,9 @@ describe.runIf(!!DATABASE_URL)('PostgresCounters', () => {
 
   const openLibrary = (keyPrefix: string) =>
     new Promise<RateLimiterAbstract>((resolve, reject) => {
-      const limiter: RateLimiterAbstract = new RateLimiterPostgres({ storeClient: pool, tableName: 'rate_limits', keyPrefix, points: 3, duration: 60 }, (err?: Error) =>
-        err ? reject(err) : resolve(limiter),
+      const limiter: RateLimiterAbstract = new RateLimiterPostgres(
+        { storeClient: pool, tableName: 'rate_limits', keyPrefix, points: 3, duration: 60 },
+        (err?: Error) => (err ? reject(err) : resolve(limiter)),
       );
     });
   const open = async (keyPrefix: string): Promise<WindowLimiter> => {

@@ -30,7 +30,9 @@ describe('SqliteEndpointStore', () => {
     const old = new DatabaseSync(file);
     old.exec(MIGRATIONS[0]!);
     old.exec('PRAGMA user_version = 1');
-    old.prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)').run('ep-1', hashToken('t'), JSON.stringify(initialRecord()));
+    old
+      .prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)')
+      .run('ep-1', hashToken('t'), JSON.stringify(initialRecord()));
     old.close();
     const store = new SqliteEndpointStore(file);
     expect((await store.get('ep-1'))!.version).toBe(0);
@@ -61,7 +63,11 @@ describe('SqliteEndpointStore', () => {
     old.close();
     const store = new SqliteEndpointStore(file, { eventWindow: { maxEvents: 4 } });
     const replay = async (id: string) => (await store.eventsSince(id, 0, 10)).map((e) => [e.version, e.record.config.blacklist.at(-1)]);
-    expect(await replay('ep-1')).toEqual([[1, 'v1'], [2, 'v2'], [3, 'v3']]);
+    expect(await replay('ep-1')).toEqual([
+      [1, 'v1'],
+      [2, 'v2'],
+      [3, 'v3'],
+    ]);
     const append = (n: number) =>
       store.update('ep-1', (cur) => {
         const record = structuredClone(cur!.record);
@@ -70,9 +76,18 @@ describe('SqliteEndpointStore', () => {
       });
     await append(4);
     await append(5);
-    expect(await replay('ep-1')).toEqual([[2, 'v2'], [3, 'v3'], [4, 'v4'], [5, 'v5']]); // the window of 4
+    expect(await replay('ep-1')).toEqual([
+      [2, 'v2'],
+      [3, 'v3'],
+      [4, 'v4'],
+      [5, 'v5'],
+    ]); // the window of 4
     expect((await store.eventsSince('ep-1', 3, 10)).map((e) => e.version)).toEqual([4, 5]);
-    expect(await replay('ep-2')).toEqual([[1, 'v1'], [2, 'v2'], [3, 'v3']]);
+    expect(await replay('ep-2')).toEqual([
+      [1, 'v1'],
+      [2, 'v2'],
+      [3, 'v3'],
+    ]);
     expect(await replay('ep-idle')).toEqual([]);
     await store.close();
     const db = new DatabaseSync(file, { readOnly: true });
@@ -91,7 +106,9 @@ describe('SqliteEndpointStore', () => {
     // NUL anywhere in a record (here a message) must not stop the migration.
     record.meta.message.content = 'text\u0000';
     old.prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)').run('ep-1', hashToken('t'), JSON.stringify(record));
-    old.prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)').run('ep-0', hashToken('t'), JSON.stringify(initialRecord()));
+    old
+      .prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)')
+      .run('ep-0', hashToken('t'), JSON.stringify(initialRecord()));
     old.close();
     const store = new SqliteEndpointStore(file);
     expect(await store.lookupChannel('chat_b', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
@@ -106,7 +123,9 @@ describe('SqliteEndpointStore', () => {
     const newer = new DatabaseSync(file);
     newer.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
     newer.close();
-    expect(() => new SqliteEndpointStore(file)).toThrow(`schema version ${MIGRATIONS.length + 1}, newer than this release's ${MIGRATIONS.length}`);
+    expect(() => new SqliteEndpointStore(file)).toThrow(
+      `schema version ${MIGRATIONS.length + 1}, newer than this release's ${MIGRATIONS.length}`,
+    );
   });
 
   it('when an endpoint is deleted, or its events leave the window, then their rows leave the file', async () => {
@@ -121,7 +140,10 @@ describe('SqliteEndpointStore', () => {
       db.close();
       return counted.map((r) => [r.endpoint_id, r.n]);
     };
-    expect(rows()).toEqual([['ep-1', 3], ['ep-2', 3]]);
+    expect(rows()).toEqual([
+      ['ep-1', 3],
+      ['ep-2', 3],
+    ]);
     // The list the row keeps (extended in memory from one update to the next) names the rows left.
     for (const id of ['ep-1', 'ep-2']) expect((await store.eventsSince(id, 0, 10)).map((e) => e.version)).toEqual([8, 9, 10]);
     await store.delete('ep-1');
@@ -303,8 +325,14 @@ describe('SqliteEndpointStore row cache', () => {
     const { server, other, close } = await twoProcesses('t');
     const pending = { seq: 7, pendingSince: 1234 };
     const results = await Promise.allSettled([
-      server.update('ep-1', (cur) => ({ write: { record: { ...cur!.record, meta: { ...cur!.record.meta, trigger: true } }, state: pending }, result: 1 })),
-      server.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq: 8, pendingSince: 'x' as unknown as number } }, result: 2 })),
+      server.update('ep-1', (cur) => ({
+        write: { record: { ...cur!.record, meta: { ...cur!.record.meta, trigger: true } }, state: pending },
+        result: 1,
+      })),
+      server.update('ep-1', (cur) => ({
+        write: { record: cur!.record, state: { seq: 8, pendingSince: 'x' as unknown as number } },
+        result: 2,
+      })),
       setContent(server, 'ep-1', 'third'),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
@@ -344,6 +372,7 @@ describe('SqliteEndpointStore row cache', () => {
     // Another connection holds the write lock past the busy timeout: BEGIN fails, nothing committed, nothing reported.
     const other = new DatabaseSync(file);
     other.exec('PRAGMA busy_timeout = 0; BEGIN IMMEDIATE');
+    // biome-ignore lint/complexity/useLiteralKeys: bracket access reaches the store's private connection, to shorten its lock wait
     store['db'].exec('PRAGMA busy_timeout = 0');
     await expect(store.update('b', rewrite)).rejects.toThrow(/locked|busy/i);
     other.exec('ROLLBACK');
@@ -369,7 +398,10 @@ describe("SqliteEndpointStore and another process's write lock", () => {
 
   const write = (store: SqliteEndpointStore, id: string, content: string) =>
     store.update(id, (current) => ({
-      write: { record: { ...current!.record, meta: { ...current!.record.meta, message: { ...current!.record.meta.message, content } } }, state: current!.state },
+      write: {
+        record: { ...current!.record, meta: { ...current!.record.meta, message: { ...current!.record.meta.message, content } } },
+        state: current!.state,
+      },
       result: content,
     }));
 
