@@ -10,7 +10,7 @@ import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { bundledSpecPath } from '@chatbridge/api';
 import { buildHandlers } from '../handlers/index.ts';
-import { credentialCheck, presentsAdminToken } from './authenticate.ts';
+import { credentialCheck, credentialPresence, presentsAdminToken } from './authenticate.ts';
 import type { AppDeps } from './deps.ts';
 import { problemErrorHandler } from './errors.ts';
 import { queryNameCheck } from './queryNames.ts';
@@ -115,6 +115,30 @@ function adminJsonBodies(): RequestHandler {
   return (req, res, next) => (isAdminPath(req.path) ? parse(req, res, next) : next());
 }
 
+/**
+ * express-openapi-validator as its README wires it, with the presence of credentials checked by
+ * credentialPresence where the validator's own security step would run: after the operation is
+ * matched, before its parameters are validated (a missing or empty token is `401`, not `400`).
+ */
+function validatorWithCredentialPresence(validateResponses: boolean): RequestHandler[] {
+  const middlewares = OpenApiValidator.middleware({
+    apiSpec: bundledSpecPath,
+    // Every offending parameter, not the first: unknown query names are left to queryNames.ts,
+    // since the validator throws at the first one and drops its other findings.
+    validateRequests: { allowUnknownQueryParameters: true, allErrors: true },
+    validateResponses,
+    // Credentials are checked by credentialPresence (presence) and authenticate (validity): the
+    // validator's step tries every scheme of an operation and builds an Error for each one a request
+    // does not use.
+    validateSecurity: false,
+    fileUploader: false, // no operation takes multipart bodies: no multipart step on every request
+  }) as RequestHandler[];
+  // The validator names its steps (for stack traces); the operation is known once metadata has run.
+  const matched = middlewares.findIndex((m) => m.name === 'metadataMiddleware');
+  if (matched === -1) throw new Error('express-openapi-validator has no metadataMiddleware step: check its version');
+  return [...middlewares.slice(0, matched + 1), credentialPresence, ...middlewares.slice(matched + 1)];
+}
+
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -134,15 +158,7 @@ export function createApp(deps: AppDeps): Express {
       adminJsonBodies(),
       requestHygiene(queryParametersOfType(bundledSpecPath, 'integer'), booleans.onPaths, pathTemplatesOf(bundledSpecPath)),
       answerHeadAsGet,
-      ...OpenApiValidator.middleware({
-        apiSpec: bundledSpecPath,
-        // Every offending parameter, not the first: unknown query names are left to queryNames.ts,
-        // since the validator throws at the first one and drops its other findings.
-        validateRequests: { allowUnknownQueryParameters: true, allErrors: true },
-        validateResponses: deps.validateResponses,
-        validateSecurity: true,
-        fileUploader: false, // no operation takes multipart bodies: no multipart step on every request
-      }),
+      ...validatorWithCredentialPresence(deps.validateResponses),
       queryNames.middleware,
       credentialCheck(deps.bots), // a token and a bot key together: 400; bot keys brought up to date
       ...(deps.store.readsInTurn ? [] : [readAhead(deps.store)]), // overlaps the rate limit's round trip

@@ -8,7 +8,8 @@ import type { BotKeyCache } from '../bots/keyCache.ts';
 import type { Platform } from '../domain/record.ts';
 import { digestsMatch, hashToken, tokenMatchesDigest } from '../tokens.ts';
 import { openapiOf } from './operations.ts';
-import { invalid } from './problem.ts';
+import { unauthorizedDetail } from './errors.ts';
+import { HttpProblem, invalid } from './problem.ts';
 
 export type Actor = { kind: 'token' } | { kind: 'bot'; bot: string; platform: Platform };
 
@@ -104,3 +105,22 @@ function botOf(digest: Buffer, bots: BotKeyCache): Extract<Actor, { kind: 'bot' 
 export function presentsAdminToken(req: Request, adminTokenHash: Uint8Array | undefined): boolean {
   return tokenMatchesDigest(adminTokenHash, bearerOf(req));
 }
+
+/**
+ * A request to an operation that takes credentials presents one of them: the `token` query parameter
+ * (`endpointToken`) or an `Authorization: Bearer` header (`botKey`, `adminBearer`); else `401` before
+ * anything else is looked at. Only presence: whether it is right is `authenticate`'s (or the admin
+ * check's) to say. Done here rather than by the validator, which tries every scheme of an operation
+ * and builds an Error for each one a request does not use.
+ */
+export const credentialPresence: RequestHandler = (req, _res, next) => {
+  const security = openapiOf(req).schema?.security;
+  if (!security?.length) return next();
+  const bearer = bearerOf(req) !== undefined;
+  // An empty token counts as none, as with the validator's apiKey check.
+  const token = req.query.token;
+  const presents = security.some((alternative) =>
+    Object.keys(alternative).every((scheme) => (scheme === 'endpointToken' ? !!token : bearer)),
+  );
+  return presents ? next() : next(new HttpProblem(401, unauthorizedDetail(req)));
+};

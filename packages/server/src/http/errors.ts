@@ -26,6 +26,13 @@ import { openapiOf } from './operations.ts';
  */
 const takesAdminBearer = (req: Request) => isAdminPath(req.path) || (openapiOf(req).schema?.security ?? []).some((s) => 'adminBearer' in s);
 
+/** The 401 text of the request's operation: which credential it takes (the same whatever was wrong with it). */
+export function unauthorizedDetail(req: Request): string {
+  if (!takesAdminBearer(req)) return UNAUTHORIZED_DETAIL;
+  const schemes = (openapiOf(req).schema?.security ?? []).flatMap((s) => Object.keys(s));
+  return schemes.includes('botKey') ? KEY_OR_ADMIN_UNAUTHORIZED_DETAIL : ADMIN_UNAUTHORIZED_DETAIL;
+}
+
 interface Answer {
   status: ProblemStatus;
   detail: string;
@@ -63,15 +70,7 @@ function toProblem(err: unknown, req: Request, besideValidator: IssuesBesideVali
   // body-parser: a body that cannot be decoded (bad compression, charset) or read.
   if (status === 400) return fromHttpProblem(invalid([{ parameter: 'body', in: 'body', message: 'could not be decoded' }]));
   if (status === 415 && e.type === 'encoding.unsupported') return { status: 415, detail: 'Unsupported Content-Encoding.' };
-  if (status === 401 || status === 403) {
-    const schemes = (openapiOf(req).schema?.security ?? []).flatMap((s) => Object.keys(s));
-    const detail = !takesAdminBearer(req)
-      ? UNAUTHORIZED_DETAIL
-      : schemes.includes('botKey')
-        ? KEY_OR_ADMIN_UNAUTHORIZED_DETAIL
-        : ADMIN_UNAUTHORIZED_DETAIL;
-    return { status: 401, detail };
-  }
+  if (status === 401 || status === 403) return { status: 401, detail: unauthorizedDetail(req) };
   if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
   if (status === 405) {
     const declared = typeof e.headers?.Allow === 'string' ? e.headers.Allow.toUpperCase() : undefined;
