@@ -131,6 +131,14 @@ describe("SQLite: another process's write lock", () => {
   }, 30_000);
 });
 
+/** Resolves once `done()` holds, checking every 10 ms; fails after 10 s. */
+async function waitFor(done: () => boolean): Promise<void> {
+  for (const until = Date.now() + 10_000; !done(); ) {
+    if (Date.now() > until) throw new Error('waited 10 s in vain');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe('graceful shutdown (SIGTERM)', () => {
   it('when SIGTERM arrives while a keep-alive connection has a request in flight, then it is answered with Connection: close and the process exits 0 promptly', async () => {
     const under = await sqliteStore();
@@ -143,18 +151,20 @@ describe('graceful shutdown (SIGTERM)', () => {
     socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     socket.on('error', () => undefined);
-    // Half the body, so the request is in flight when the signal arrives; then the rest. The client
+    // The head first (its 100 Continue says the server has it), then half the body, so the request is
+    // in flight when the signal arrives; the rest once the server says it is shutting down. The client
     // keeps its connection open, as a pooling HTTP client does.
-    const head = `POST /admin/endpoints HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${admin}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n`;
-    await new Promise<void>((resolve) => socket.write(head + body.slice(0, 5), () => resolve()));
-    await new Promise((r) => setTimeout(r, 300));
+    const head = `POST /admin/endpoints HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${admin}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\nExpect: 100-continue\r\n\r\n`;
+    socket.write(head);
+    await waitFor(() => answer.includes('100 Continue'));
+    await new Promise<void>((resolve) => socket.write(body.slice(0, 5), () => resolve()));
     const signalled = Date.now();
     server.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => server.log().includes('shutting down'));
     socket.write(body.slice(5));
     const { code } = await server.exited;
     await closed;
-    expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+    expect(answer.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '')).toMatch(/^HTTP\/1\.1 201 /);
     expect(answer.toLowerCase()).toContain('connection: close');
     expect(code).toBe(0);
     expect(Date.now() - signalled).toBeLessThan(5_000); // not the 10 s deadline
