@@ -31,8 +31,6 @@ const TARGETS: [string, string[], '>=' | '<=', Check][] = [
     [`${op}Endpoint PostgreSQL req/s vs SQLite`, [`${op}-postgres`, `${op}-sqlite`], '>=', (p, s) => [rps(p) / rps(s), 0.5, 'x SQLite']],
     [`${op}Endpoint PostgreSQL p99 vs SQLite`, [`${op}-postgres`, `${op}-sqlite`], '<=', (p, s) => [p99(p) / p99(s), 2, 'x SQLite']],
   ]),
-  ['getEndpoint, large store, req/s vs small store', ['get-sqlite-large', 'get-sqlite'], '>=', (l, s) => [rps(l) / rps(s), 0.9, 'x small']],
-  ['getEndpoint, large store, server peak RSS', ['get-sqlite-large'], '<=', (l) => [l.peakRssMB, 200, 'MB']],
 ];
 
 export function checkTargets(results: Measured[]): TargetCheck[] {
