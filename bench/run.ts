@@ -53,9 +53,6 @@ interface Scenario {
   latency?: LatencySpec;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Options
-
 const usage = (message: string): never => {
   console.error(`pnpm bench: ${message} (see bench/README.md)`);
   process.exit(2);
@@ -213,13 +210,7 @@ async function measure(
   warmupS: number,
   durationS: number,
 ): Promise<Partial<Result>> {
-  const plan = {
-    origin: t.origin,
-    op: s.op,
-    endpoints,
-    connections: settings.connections,
-    seqFrom: updateSeq.next,
-  };
+  const plan = { origin: t.origin, op: s.op, endpoints, connections: settings.connections, seqFrom: updateSeq.next };
   const generator = await startLoadChild(plan, ROOT, childEnv());
   try {
     const runFor = async (seconds: number) => {
@@ -284,6 +275,7 @@ async function stopTarget(t: Target, result: Result): Promise<void> {
 }
 
 const resultOf = (s: Scenario, title = s.title): Result => ({ n: s.n, key: s.key, title, status: 'ok', notes: [] });
+const failed = (err: unknown) => ({ status: 'failed' as const, reason: err instanceof Error ? err.message : String(err) });
 
 async function runScenario(s: Scenario, data: Dataset, recordFile: string): Promise<Result> {
   const result = resultOf(s);
@@ -296,63 +288,46 @@ async function runScenario(s: Scenario, data: Dataset, recordFile: string): Prom
     const problem = s.op === 'update' ? await verifyWrites(t.origin, endpoints) : undefined;
     if (problem) Object.assign(result, { status: 'failed', reason: `writes not verified: ${problem}` });
   } catch (err) {
-    Object.assign(result, { status: 'failed', reason: err instanceof Error ? err.message : String(err) });
+    Object.assign(result, failed(err));
   } finally {
     if (t) await stopTarget(t, result);
   }
   return result;
 }
 
-/** The baseline's runs: its server starts at the first and stays up, idle in between, until finish(). */
-class Baseline {
-  readonly runs: { before?: string; result: Result }[] = [];
-  private target: Promise<Target> | undefined;
-  private readonly data: Dataset;
-  private readonly recordFile: string;
+/** The baseline's runs: its server starts at the first and stays up, idle in between, until finishBaseline(). */
+const baselineRuns: { before?: string; result: Result }[] = [];
+let baselineServer: Promise<Target> | undefined;
 
-  constructor(data: Dataset, recordFile: string) {
-    this.data = data;
-    this.recordFile = recordFile;
+/** Measures the baseline now; `before` is the scenario measured next (none after the last). */
+async function runBaseline(data: Dataset, recordFile: string, before?: string): Promise<void> {
+  const result = resultOf(BASELINE);
+  const warmupS = baselineRuns.length === 0 ? settings.warmupS : settings.baselineWarmupS;
+  baselineRuns.push({ ...(before && { before }), result });
+  log(`Running 1 baseline${before ? ` before ${before}` : ', after the last scenario'}...`);
+  try {
+    baselineServer ??= startTarget(BASELINE, data.storeEnv, recordFile);
+    Object.assign(result, await measure(BASELINE, await baselineServer, data.seed.endpoints, warmupS, settings.baselineDurationS));
+  } catch (err) {
+    Object.assign(result, failed(err));
   }
+}
 
-  /** Measures the baseline now; `before` is the scenario measured next (none after the last). */
-  async run(before: string | undefined): Promise<void> {
-    const first = this.runs.length === 0;
-    const result = resultOf(BASELINE);
-    this.runs.push({ ...(before && { before }), result });
-    log(`Running 1 baseline${before ? ` before ${before}` : ', after the last scenario'}...`);
-    try {
-      this.target ??= startTarget(BASELINE, this.data.storeEnv, this.recordFile);
-      const t = await this.target;
-      const warmupS = first ? Math.max(settings.warmupS, settings.baselineWarmupS) : settings.baselineWarmupS;
-      Object.assign(result, await measure(BASELINE, t, this.data.seed.endpoints, warmupS, settings.baselineDurationS));
-    } catch (err) {
-      Object.assign(result, { status: 'failed', reason: err instanceof Error ? err.message : String(err) });
-    }
-  }
-
-  /** Stops the server and sums the runs up as scenario 1: the run of median req/s, with the errors of all runs. */
-  async finish(): Promise<Result> {
-    const result = resultOf(BASELINE, `${BASELINE.title}, median of ${this.runs.length}`);
-    const t = await this.target?.catch(() => undefined);
-    if (t) await stopTarget(t, result);
-    const done = this.runs.map((r) => r.result).filter((r) => r.figures);
-    const failure = this.runs.find((r) => r.result.status === 'failed')?.result.reason;
-    if (done.length === 0) return { ...result, status: 'failed', reason: failure ?? 'the baseline did not run' };
-    const mid = done.sort((a, b) => a.figures!.requestsPerSec - b.figures!.requestsPerSec)[(done.length - 1) >> 1]!;
-    const f = { ...mid.figures!, errors: 0, non2xx: 0, requests: 0 };
-    for (const r of done)
-      [f.errors, f.non2xx, f.requests] = [f.errors + r.figures!.errors, f.non2xx + r.figures!.non2xx, f.requests + r.figures!.requests];
-    const warmupProblems = done.reduce((a, r) => a + (r.warmupProblems ?? 0), 0);
-    return {
-      ...mid,
-      ...result,
-      ...(failure !== undefined && { status: 'failed', reason: failure }),
-      figures: f,
-      warmupProblems,
-      notes: result.notes,
-    };
-  }
+/** Stops the server and sums the runs up as scenario 1: the run of median req/s, with the errors of all runs. */
+async function finishBaseline(): Promise<Result> {
+  const result = resultOf(BASELINE, `${BASELINE.title}, median of ${baselineRuns.length}`);
+  const t = await baselineServer?.catch(() => undefined);
+  if (t) await stopTarget(t, result);
+  const done = baselineRuns.map((r) => r.result).filter((r) => r.figures);
+  const failure = baselineRuns.find((r) => r.result.status === 'failed')?.result.reason;
+  if (done.length === 0) return { ...result, status: 'failed', reason: failure ?? 'the baseline did not run' };
+  const mid = done.sort((a, b) => a.figures!.requestsPerSec - b.figures!.requestsPerSec)[(done.length - 1) >> 1]!;
+  const sum = (f: (r: Result) => number | undefined) => done.reduce((a, r) => a + (f(r) ?? 0), 0);
+  const figures = { ...mid.figures!, errors: sum((r) => r.figures?.errors), non2xx: sum((r) => r.figures?.non2xx) };
+  return {
+    ...{ ...mid, ...result, ...(failure !== undefined && { status: 'failed', reason: failure }) },
+    ...{ figures: { ...figures, requests: sum((r) => r.figures?.requests) }, warmupProblems: sum((r) => r.warmupProblems) },
+  };
 }
 
 /** A scratch database on DATABASE_URL's server for this run's PostgreSQL scenarios, dropped afterwards (even on Ctrl-C). */
@@ -385,13 +360,10 @@ async function runLatencyScenario(s: Scenario, storeEnv: Record<string, string>,
   const result = resultOf(s);
   const spec = s.latency!;
   const targets: Target[] = [];
-  log(
-    `  server settings: ${Object.entries(LATENCY_SERVER_ENV)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(
-        ' ',
-      )}${spec.kind === 'webhooks' ? ' CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true' : ''}; open files: ${execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim()}`,
-  );
+  const env = { ...LATENCY_SERVER_ENV, ...(spec.kind === 'webhooks' && { CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true' }) };
+  const openFiles = execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim();
+  const shown = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  log(`  server settings: ${shown.join(' ')}; open files: ${openFiles}`);
   try {
     const figures = await runLatency(
       spec,
@@ -411,7 +383,7 @@ async function runLatencyScenario(s: Scenario, storeEnv: Record<string, string>,
     if (typeof figures === 'string') Object.assign(result, { status: 'skipped', reason: figures });
     else Object.assign(result, { latency: figures, verdict: latencyVerdict(spec, figures) });
   } catch (err) {
-    Object.assign(result, { status: 'failed', reason: err instanceof Error ? err.message : String(err) });
+    Object.assign(result, failed(err));
   } finally {
     for (const t of targets) await stopTarget(t, result);
   }
@@ -428,7 +400,6 @@ async function main(): Promise<number> {
   );
   const dir = makeTempDir('chatbridge-bench-');
   const results: Result[] = [];
-  let baseline: Baseline | undefined;
   let dropDatabase = async () => {};
   try {
     buildServer(ROOT);
@@ -451,7 +422,8 @@ async function main(): Promise<number> {
         else data.postgres = { storeEnv: scratch.storeEnv, seed: data.small.seed };
       }
     }
-    if (selected.has(BASELINE.key)) baseline = new Baseline(data.small, recordFile);
+    const small = data.small;
+    const baseline = selected.has(BASELINE.key) ? (before?: string) => runBaseline(small, recordFile, before) : undefined;
     for (const s of chosen) {
       const dataset = data[s.store];
       if (s === BASELINE || !dataset || isInterrupted()) continue;
@@ -460,20 +432,20 @@ async function main(): Promise<number> {
         results.push(await runLatencyScenario(s, s.store === 'postgres' ? dataset.storeEnv : sqlite(s.key), dir));
         continue;
       }
-      await baseline?.run(s.key);
+      await baseline?.(s.key);
       log(`Running ${s.n} ${s.title}...`);
       results.push(await runScenario(s, dataset, recordFile));
     }
-    if (!isInterrupted()) await baseline?.run(undefined);
+    if (!isInterrupted()) await baseline?.();
   } finally {
-    if (baseline) results.push(await baseline.finish());
+    if (baselineRuns.length > 0) results.push(await finishBaseline());
     await dropDatabase();
     removeTempDir(dir);
   }
   if (isInterrupted()) return 130;
 
   // Each scenario's ratio: over the mean of the baseline runs right before and right after it.
-  const runs = baseline?.runs ?? [];
+  const runs = baselineRuns;
   const rps = (i: number) => runs[i]?.result.figures?.requestsPerSec;
   const overall = results.find((r) => r.key === BASELINE.key)?.figures?.requestsPerSec;
   for (const r of results) {
