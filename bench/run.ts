@@ -495,6 +495,8 @@ async function main(): Promise<number> {
       '    x base: req/s over the mean of the baseline runs right before and after the scenario (base r/s); row 1: the median of its runs.\n' +
         '    us/req: server CPU per request.',
     );
+    const moved = runs.map((b) => (b.result.figures ? fmtInt(b.result.figures.requestsPerSec) : b.result.status));
+    if (runs.length > 0) log(`    baseline runs, req/s: ${moved.join(' ')}`);
   }
   if (results.some(isLatency)) {
     const head = [' #  latency scenario', 'trig/s', 'expected', 'received', 'p50 ms', 'p99 ms', 'max ms', 'peak RSS', 'CPU'];
