@@ -1,9 +1,10 @@
 // Scenario 1's server: bare node:http answering every GET with the bytes of a real endpoint record,
-// so the ratio to it isolates what the framework, validation, authentication and store cost.
+// so the ratio to it isolates what the framework, validation, authentication and store cost. It
+// listens as the real server does and exits through process.exit on SIGTERM/SIGINT, so that
+// --cpu-prof writes its profile.
 //   PORT=... HOST=... node bench/baseline-server.ts RECORD_JSON_FILE
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
-import { serveUntilSignalled } from './lib/serve.ts';
 
 const body = readFileSync(process.argv[2] ?? '');
 const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(body.length) };
@@ -16,4 +17,11 @@ const server = createServer((req, res) => {
   res.writeHead(200, headers);
   res.end(body);
 });
-serveUntilSignalled(server);
+server.keepAliveTimeout = 65_000; // as the real server
+server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
+const stop = () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

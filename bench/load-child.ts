@@ -1,10 +1,9 @@
 // One measurement's load generator, in its own process, so that no scenario is loaded by a process
-// that earlier scenarios have grown (heap, JIT state, collections). Driven over IPC by lib/loadChild.ts:
+// that earlier scenarios have grown (heap, JIT state, collections). Driven over IPC by lib/load.ts:
 //   parent -> { type: 'plan', plan }        child -> { type: 'ready' } once autocannon is loaded
 //   parent -> { type: 'run', durationS }    child -> { type: 'ran', figures, cpuS, nextSeq }
 // It exits when the parent disconnects.
-import { type LoadPlan, pathsOf, runLoad } from './lib/load.ts';
-import type { LoadReply, LoadRequest } from './lib/loadChild.ts';
+import { type LoadPlan, type LoadReply, type LoadRequest, pathsOf, runLoad } from './lib/load.ts';
 
 if (!process.send) throw new Error('bench/load-child.ts is started by pnpm bench, with an IPC channel');
 const send = (reply: LoadReply) => process.send!(reply);

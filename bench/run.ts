@@ -1,29 +1,10 @@
-// `pnpm bench`: chatbridge's HTTP benchmark. The server runs as its own process, started as
-// `pnpm start` starts it (compiled, its node flags, production settings); autocannon loads it from a
-// fresh child process per measurement (bench/load-child.ts), 50 connections. Latency scenarios: lib/latency.ts.
-//
-// How to run it and its options: bench/README.md.
-//
-// Scenarios (SCENARIOS below, in run order):
-//   1 baseline          bare node:http (bench/baseline-server.ts) answering with a real record's bytes
-//   2 get-sqlite        GET /{id}?token=..., 1,000 endpoints on SQLite, requests rotating over all of them
-//   6 get-sqlite-large  as 2 with 100,000 endpoints stored; requests rotate over 5,000 of them
-//   3 update-sqlite     POST /update/{id}, three overwrites that always change the record (checked after)
-//   4 get-postgres      2 and 3 with CHATBRIDGE_STORE=postgres; skipped when DATABASE_URL is not set
-//   5 update-postgres
-//   7 latency-streams   update → event: 5,000 endpoints × 2 streams (GET /events/{endpoint}), 1,000 triggers/s
-//   8 latency-bot       4 bot streams (GET /events) over 10,000 endpoints, 1,000 triggers/s
-//   9 latency-cross     two instances on PostgreSQL: triggers to one, 10,000 streams on the other
-//  10 latency-webhooks  update → webhook request: selfuse endpoints with two webhooks, 500 triggers/s
-//   PostgreSQL scenarios run on a scratch database created in DATABASE_URL's server and dropped after.
+// `pnpm bench`: chatbridge's HTTP benchmark (scenarios, options and output: bench/README.md). Each server
+// runs as its own process, started as `pnpm start` starts it; autocannon loads it from a fresh child
+// process per measurement (bench/load-child.ts). Latency scenarios: lib/latency.ts.
 //
 // The machine's speed drifts within a run, so the baseline's server stays up (idle in between) and is
-// measured right before every other scenario and once after the last: a scenario's ratio is over the
-// mean of the two baseline runs beside it, and row 1 is the median of all its runs.
-//
-// Output: a table, the targets (informational), bench/results/<timestamp>.json, and for a full run of
-// every scenario bench/results/latest.json. The exit code is 1 only when a scenario
-// failed or a request errored or was answered non-2xx.
+// measured right before every other request scenario and once after the last: a scenario's ratio is over
+// the mean of the two baseline runs beside it, and row 1 is the median of all its runs.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -33,14 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { LATENCY_SERVER_ENV, type LatencyFigures, type LatencySpec, latencyVerdict, runLatency } from './lib/latency.ts';
-import { type LoadFigures, pathsOf } from './lib/load.ts';
-import { LoadChild } from './lib/loadChild.ts';
+import { type LoadFigures, pathsOf, startLoadChild } from './lib/load.ts';
 import {
   cpuSecondsOf,
   freePort,
   installCleanup,
   isInterrupted,
-  machineBusySeconds,
   makeTempDir,
   onInterrupt,
   peakRssMB,
@@ -61,7 +40,7 @@ const RESULTS = join(ROOT, 'bench/results');
 const PROFILES = join(RESULTS, 'profiles');
 const SERVER = serverCommandOf(ROOT);
 
-type Store = 'small' | 'large' | 'postgres';
+type Store = 'small' | 'postgres';
 
 /** One scenario: which server answers, on which seeded store, under which requests. */
 interface Scenario {
@@ -71,127 +50,55 @@ interface Scenario {
   server: 'baseline' | 'chatbridge';
   store: Store;
   op: 'get' | 'update';
-  /** Connections (default --connections, 50) and a fixed total request rate (default: as fast as answered). */
-  connections?: number;
-  ratePerSec?: number;
   latency?: LatencySpec;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Options
-
 const usage = (message: string): never => {
-  console.error(`pnpm bench: ${message} (see pnpm bench --help)`);
+  console.error(`pnpm bench: ${message} (see bench/README.md)`);
   process.exit(2);
 };
 const { values: argv } = (() => {
   try {
-    return parseArgs({
-      options: {
-        quick: { type: 'boolean', default: false },
-        only: { type: 'string' },
-        'cpu-prof': { type: 'string' },
-        duration: { type: 'string' },
-        warmup: { type: 'string' },
-        'baseline-duration': { type: 'string' },
-        connections: { type: 'string' },
-        large: { type: 'string' },
-        'latency-duration': { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
+    return parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, 'cpu-prof': { type: 'string' } } });
   } catch (err) {
     return usage(err instanceof Error ? err.message : String(err));
   }
 })();
-if (argv.help) {
-  console.log(
-    readFileSync(fileURLToPath(import.meta.url), 'utf8')
-      .split('\nimport ')[0]!
-      .replace(/^\/\/ ?/gm, ''),
-  );
-  process.exit(0);
-}
 const mode = argv.quick ? 'quick' : 'full';
 const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
-const num = (v: string | undefined, fallback: number, what: string, zero = false) => {
-  const n = v === undefined ? fallback : Number(v);
-  if (!Number.isFinite(n) || n < 0 || (n === 0 && !zero)) usage(`--${what} must be a positive number${zero ? ' or 0' : ''}`);
-  return n;
-};
 const settings = {
   mode,
-  connections: num(argv.connections, 50, 'connections'),
-  durationS: num(argv.duration, argv.quick ? 3 : 10, 'duration'),
-  warmupS: num(argv.warmup, argv.quick ? 1 : 3, 'warmup', true),
+  connections: 50,
+  durationS: argv.quick ? 3 : 10,
+  warmupS: argv.quick ? 1 : 3,
   /** A quick run measures the baseline for 1 s without a warm-up (but the first run's, on a cold process). */
-  baselineDurationS: num(argv['baseline-duration'], argv.quick ? 1 : num(argv.duration, 10, 'duration'), 'baseline-duration'),
-  baselineWarmupS: argv.quick ? 0 : num(argv.warmup, 3, 'warmup', true),
-  smallEndpoints: 1_000,
-  largeEndpoints: num(argv.large, argv.quick ? 10_000 : 100_000, 'large'),
-  largeSampled: argv.quick ? 2_000 : 5_000,
+  baselineDurationS: argv.quick ? 1 : 10,
+  baselineWarmupS: argv.quick ? 0 : 3,
+  endpoints: 1_000,
 };
-/** A latency scenario (its warm-up: 3 s, quick 1 s); quick: a tenth of the endpoints, a fifth of the rate, 3 s. */
-const latency = (
-  kind: LatencySpec['kind'],
-  endpoints: number,
-  fanOut: number,
-  ratePerSec: number,
-  p99Ms: number,
-  fullS = 20,
-): LatencySpec => ({
-  ...{ kind, fanOut, p99Ms, endpoints: argv.quick ? endpoints / 10 : endpoints, ratePerSec: argv.quick ? ratePerSec / 5 : ratePerSec },
-  ...{ durationS: num(argv['latency-duration'], argv.quick ? 3 : fullS, 'latency-duration'), warmupS: argv.quick ? 1 : 3 },
-  ...(kind === 'streams' || kind === 'bot' ? { rssMB: 400 } : {}),
+/**
+ * Latency scenario n: `fanOut` streams (or webhooks) per endpoint, bot streams for 'bot'; warm-up 3 s, then
+ * `fullS`. Quick: a tenth of the endpoints, a fifth of the rate, 1 s then 3 s.
+ */
+const latency = (...[n, key, title, kind, endpoints, fanOut, rate, p99Ms, fullS = 20]: LatencyArgs): Scenario => ({
+  ...{ n, key, title, server: 'chatbridge', op: 'get', store: kind === 'cross' ? 'postgres' : 'small' },
+  latency: {
+    ...{ kind, fanOut, p99Ms, endpoints: argv.quick ? endpoints / 10 : endpoints, ratePerSec: argv.quick ? rate / 5 : rate },
+    ...{ durationS: argv.quick ? 3 : fullS, warmupS: argv.quick ? 1 : 3, ...(kind === 'streams' || kind === 'bot' ? { rssMB: 400 } : {}) },
+  },
 });
-const L = { server: 'chatbridge', op: 'get' } as const;
+type LatencyArgs = [number, string, string, LatencySpec['kind'], number, number, number, number, number?];
 
 const SCENARIOS: Scenario[] = [
   { n: 1, key: 'baseline', title: 'baseline: bare node:http', server: 'baseline', store: 'small', op: 'get' },
   { n: 2, key: 'get-sqlite', title: 'getEndpoint, SQLite', server: 'chatbridge', store: 'small', op: 'get' },
-  {
-    n: 6,
-    key: 'get-sqlite-large',
-    title: `getEndpoint, SQLite, ${fmtInt(settings.largeEndpoints)} endpoints`,
-    server: 'chatbridge',
-    store: 'large',
-    op: 'get',
-  },
   { n: 3, key: 'update-sqlite', title: 'updateEndpoint, SQLite', server: 'chatbridge', store: 'small', op: 'update' },
   { n: 4, key: 'get-postgres', title: 'getEndpoint, PostgreSQL', server: 'chatbridge', store: 'postgres', op: 'get' },
   { n: 5, key: 'update-postgres', title: 'updateEndpoint, PostgreSQL', server: 'chatbridge', store: 'postgres', op: 'update' },
-  {
-    n: 7,
-    key: 'latency-streams',
-    title: 'update → event, endpoint streams, SQLite',
-    store: 'small',
-    ...L,
-    latency: latency('streams', 5_000, 2, 1_000, 50, 30),
-  },
-  {
-    n: 8,
-    key: 'latency-bot',
-    title: 'update → event, 4 bot streams, SQLite',
-    store: 'small',
-    ...L,
-    latency: latency('bot', 10_000, 4, 1_000, 50),
-  },
-  {
-    n: 9,
-    key: 'latency-cross',
-    title: 'update → event, other instance, PostgreSQL',
-    store: 'postgres',
-    ...L,
-    latency: latency('cross', 5_000, 2, 1_000, 100),
-  },
-  {
-    n: 10,
-    key: 'latency-webhooks',
-    title: 'update → webhook request, SQLite',
-    store: 'small',
-    ...L,
-    latency: latency('webhooks', 5_000, 2, 500, 100),
-  },
+  latency(7, 'latency-streams', 'update → event, endpoint streams, SQLite', 'streams', 5_000, 2, 1_000, 50, 30),
+  latency(8, 'latency-bot', 'update → event, 4 bot streams, SQLite', 'bot', 10_000, 4, 1_000, 50),
+  latency(9, 'latency-cross', 'update → event, other instance, PostgreSQL', 'cross', 5_000, 2, 1_000, 100),
+  latency(10, 'latency-webhooks', 'update → webhook request, SQLite', 'webhooks', 5_000, 2, 500, 100),
 ];
 const BASELINE = SCENARIOS[0]!;
 
@@ -203,7 +110,7 @@ function pick(list: string | undefined): Set<string> | undefined {
       .filter(Boolean)
       .map((item) => {
         const s = SCENARIOS.find((d) => String(d.n) === item.trim() || d.key === item.trim());
-        return s ? s.key : usage(`unknown scenario "${item}"; use 1-10 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
+        return s ? s.key : usage(`unknown scenario "${item}"; use 1-5, 7-10 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
       }),
   );
 }
@@ -213,13 +120,7 @@ for (const key of profiled) selected.add(key);
 const chosen = SCENARIOS.filter((s) => selected.has(s.key));
 const complete = chosen.length === SCENARIOS.length && profiled.size === 0;
 
-// ---------------------------------------------------------------------------------------------
-// Processes
-
-const stamp = new Date()
-  .toISOString()
-  .replace(/\.\d+Z$/, 'Z')
-  .replace(/:/g, '-');
+const stamp = `${new Date().toISOString().slice(0, 19).replace(/:/g, '-')}Z`;
 const log = (line: string) => console.log(line);
 
 /** A child's environment: ours without any chatbridge setting, plus `extra`. */
@@ -236,13 +137,7 @@ interface Dataset {
 
 async function seed(name: string, storeEnv: Record<string, string>, args: string[], dir: string): Promise<Dataset> {
   const out = join(dir, `${name}.seed.json`);
-  const r = await runNode(
-    `seeder (${name})`,
-    ['bench/seed.ts', ...args, '--out', out],
-    childEnv({ ...storeEnv, LOG_LEVEL: 'warn' }),
-    ROOT,
-    10 * 60_000,
-  );
+  const r = await runNode(`seeder (${name})`, ['bench/seed.ts', ...args, '--out', out], childEnv({ ...storeEnv, LOG_LEVEL: 'warn' }), ROOT);
   if (r.code !== 0) throw new Error(`seeding ${name} failed:\n${r.output.trim()}`);
   log(`  ${r.output.trim()}`);
   return { storeEnv, seed: JSON.parse(readFileSync(out, 'utf8')) as SeedOutput };
@@ -269,20 +164,11 @@ async function startTarget(
   const name = profile ? `${s.key}-${stamp}.cpuprofile` : undefined;
   if (name) mkdirSync(PROFILES, { recursive: true });
   const profFlags = name ? ['--cpu-prof', '--cpu-prof-dir', PROFILES, '--cpu-prof-name', name] : [];
-  const proc =
+  const [args, env] =
     s.server === 'chatbridge'
-      ? spawnTracked(
-          'chatbridge server',
-          [...(s.latency ? [] : SERVER.flags), ...profFlags, SERVER.main],
-          childEnv({ ...PRODUCTION_SERVER_ENV, PORT: String(port), ...storeEnv }),
-          ROOT,
-        )
-      : spawnTracked(
-          'baseline server',
-          [...profFlags, 'bench/baseline-server.ts', recordFile],
-          childEnv({ PORT: String(port), HOST: '127.0.0.1' }),
-          ROOT,
-        );
+      ? [[...(s.latency ? [] : SERVER.flags), SERVER.main], { ...PRODUCTION_SERVER_ENV, ...storeEnv }]
+      : [['bench/baseline-server.ts', recordFile], { HOST: '127.0.0.1' }];
+  const proc = spawnTracked(`${s.server} server`, [...profFlags, ...args], childEnv({ ...env, PORT: String(port) }), ROOT);
   try {
     await waitUntilServing(`${origin}${s.server === 'baseline' ? '/' : '/-/ready'}`, proc, 30_000);
   } catch (err) {
@@ -291,9 +177,6 @@ async function startTarget(
   }
   return { proc, origin, ...(name && { profile: relative(ROOT, join(PROFILES, name)) }) };
 }
-
-// ---------------------------------------------------------------------------------------------
-// Measuring
 
 interface Result {
   n: number;
@@ -307,8 +190,6 @@ interface Result {
   peakRssMB?: number;
   /** Server CPU time per answered request, µs: much steadier than req/s on a shared machine. */
   cpuUsPerRequest?: number;
-  /** CPU of every process but the server and the load generator, % of one core: the noise. */
-  otherCpuPct?: number;
   ratio?: number;
   /** The baseline req/s the ratio is over. */
   baselineRps?: number;
@@ -329,15 +210,8 @@ async function measure(
   warmupS: number,
   durationS: number,
 ): Promise<Partial<Result>> {
-  const plan = {
-    origin: t.origin,
-    op: s.op,
-    endpoints,
-    connections: s.connections ?? settings.connections,
-    seqFrom: updateSeq.next,
-    ...(s.ratePerSec && { ratePerSec: s.ratePerSec }),
-  };
-  const generator = await LoadChild.start(plan, ROOT, childEnv());
+  const plan = { origin: t.origin, op: s.op, endpoints, connections: settings.connections, seqFrom: updateSeq.next };
+  const generator = await startLoadChild(plan, ROOT, childEnv());
   try {
     const runFor = async (seconds: number) => {
       const run = await generator.run(seconds);
@@ -346,12 +220,8 @@ async function measure(
     };
     const warm = warmupS > 0 ? (await runFor(warmupS)).figures : undefined;
     const cpu0 = cpuSecondsOf(t.proc.pid);
-    const busy0 = machineBusySeconds();
-    const wall0 = performance.now();
-    const { figures, cpuS: loadCpuS } = await runFor(durationS);
-    const wallS = (performance.now() - wall0) / 1000;
+    const { figures } = await runFor(durationS);
     const cpu1 = cpuSecondsOf(t.proc.pid);
-    const busy1 = machineBusySeconds();
     const serverCpuS = cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined;
     const rss = peakRssMB(t.proc.pid);
     return {
@@ -359,9 +229,6 @@ async function measure(
       warmupProblems: warm ? warm.errors + warm.non2xx : 0,
       ...(rss !== undefined && { peakRssMB: rss }),
       ...(serverCpuS !== undefined && figures.requests > 0 && { cpuUsPerRequest: (serverCpuS * 1e6) / figures.requests }),
-      ...(serverCpuS !== undefined &&
-        busy0 !== undefined &&
-        busy1 !== undefined && { otherCpuPct: Math.max(0, ((busy1 - busy0 - serverCpuS - loadCpuS) / wallS) * 100) }),
     };
   } finally {
     await generator.stop();
@@ -369,21 +236,14 @@ async function measure(
 }
 
 /** One request before the load: the right status and body, so that a misconfiguration fails fast. */
-async function precheck(
-  s: Scenario,
-  origin: string,
-  endpoints: SeedOutput['endpoints'],
-  recordJson: string,
-  notes: string[],
-): Promise<void> {
+async function precheck(s: Scenario, origin: string, endpoints: SeedOutput['endpoints'], recordJson: string): Promise<void> {
   const res = await fetch(origin + pathsOf(s.op, endpoints, updateSeq)(endpoints.length - 1), {
     method: s.op === 'get' ? 'GET' : 'POST',
     signal: AbortSignal.timeout(10_000),
   });
   const body = await res.text();
   if (res.status !== 200) throw new Error(`pre-check answered ${res.status}: ${body.slice(0, 500)}`);
-  if (s.op === 'get' && body !== recordJson)
-    notes.push(`response body (${body.length} B) differs from the baseline's (${recordJson.length} B)`);
+  if (s.op === 'get' && body !== recordJson) throw new Error(`the record (${body.length} B) differs from the baseline's body`);
   if (s.op === 'update' && !UPDATED_CONTENT.test((JSON.parse(body) as { meta: { message: { content: string } } }).meta.message.content)) {
     throw new Error('pre-check update did not change meta.message.content');
   }
@@ -415,6 +275,7 @@ async function stopTarget(t: Target, result: Result): Promise<void> {
 }
 
 const resultOf = (s: Scenario, title = s.title): Result => ({ n: s.n, key: s.key, title, status: 'ok', notes: [] });
+const failed = (err: unknown) => ({ status: 'failed' as const, reason: err instanceof Error ? err.message : String(err) });
 
 async function runScenario(s: Scenario, data: Dataset, recordFile: string): Promise<Result> {
   const result = resultOf(s);
@@ -422,72 +283,52 @@ async function runScenario(s: Scenario, data: Dataset, recordFile: string): Prom
   let t: Target | undefined;
   try {
     t = await startTarget(s, data.storeEnv, recordFile);
-    await precheck(s, t.origin, endpoints, recordJson, result.notes);
+    await precheck(s, t.origin, endpoints, recordJson);
     Object.assign(result, await measure(s, t, endpoints, settings.warmupS, settings.durationS));
     const problem = s.op === 'update' ? await verifyWrites(t.origin, endpoints) : undefined;
     if (problem) Object.assign(result, { status: 'failed', reason: `writes not verified: ${problem}` });
   } catch (err) {
-    Object.assign(result, { status: 'failed', reason: err instanceof Error ? err.message : String(err) });
+    Object.assign(result, failed(err));
   } finally {
     if (t) await stopTarget(t, result);
   }
   return result;
 }
 
-/** The baseline's runs: its server starts at the first and stays up, idle in between, until finish(). */
-class Baseline {
-  readonly runs: { before?: string; result: Result }[] = [];
-  private target: Promise<Target> | undefined;
-  private readonly data: Dataset;
-  private readonly recordFile: string;
+/** The baseline's runs: its server starts at the first and stays up, idle in between, until finishBaseline(). */
+const baselineRuns: { before?: string; result: Result }[] = [];
+let baselineServer: Promise<Target> | undefined;
 
-  constructor(data: Dataset, recordFile: string) {
-    this.data = data;
-    this.recordFile = recordFile;
-  }
-
-  /** Measures the baseline now; `before` is the scenario measured next (none after the last). */
-  async run(before: string | undefined): Promise<void> {
-    const first = this.runs.length === 0;
-    const result = resultOf(BASELINE);
-    this.runs.push({ ...(before && { before }), result });
-    log(`Running 1 baseline${before ? ` before ${before}` : ', after the last scenario'}...`);
-    try {
-      this.target ??= startTarget(BASELINE, this.data.storeEnv, this.recordFile);
-      const t = await this.target;
-      const warmupS = first ? Math.max(settings.warmupS, settings.baselineWarmupS) : settings.baselineWarmupS;
-      Object.assign(result, await measure(BASELINE, t, this.data.seed.endpoints, warmupS, settings.baselineDurationS));
-    } catch (err) {
-      Object.assign(result, { status: 'failed', reason: err instanceof Error ? err.message : String(err) });
-    }
-  }
-
-  /** Stops the server and sums the runs up as scenario 1: the run of median req/s, with the errors of all runs. */
-  async finish(): Promise<Result> {
-    const result = resultOf(BASELINE, `${BASELINE.title}, median of ${this.runs.length}`);
-    const t = await this.target?.catch(() => undefined);
-    if (t) await stopTarget(t, result);
-    const done = this.runs.map((r) => r.result).filter((r) => r.figures);
-    const failure = this.runs.find((r) => r.result.status === 'failed')?.result.reason;
-    if (done.length === 0) return { ...result, status: 'failed', reason: failure ?? 'the baseline did not run' };
-    const mid = done.sort((a, b) => a.figures!.requestsPerSec - b.figures!.requestsPerSec)[(done.length - 1) >> 1]!;
-    const f = { ...mid.figures!, errors: 0, non2xx: 0, requests: 0 };
-    for (const r of done)
-      [f.errors, f.non2xx, f.requests] = [f.errors + r.figures!.errors, f.non2xx + r.figures!.non2xx, f.requests + r.figures!.requests];
-    const warmupProblems = done.reduce((a, r) => a + (r.warmupProblems ?? 0), 0);
-    return {
-      ...mid,
-      ...result,
-      ...(failure !== undefined && { status: 'failed', reason: failure }),
-      figures: f,
-      warmupProblems,
-      notes: result.notes,
-    };
+/** Measures the baseline now; `before` is the scenario measured next (none after the last). */
+async function runBaseline(data: Dataset, recordFile: string, before?: string): Promise<void> {
+  const result = resultOf(BASELINE);
+  const warmupS = baselineRuns.length === 0 ? settings.warmupS : settings.baselineWarmupS;
+  baselineRuns.push({ ...(before && { before }), result });
+  log(`Running 1 baseline${before ? ` before ${before}` : ', after the last scenario'}...`);
+  try {
+    baselineServer ??= startTarget(BASELINE, data.storeEnv, recordFile);
+    Object.assign(result, await measure(BASELINE, await baselineServer, data.seed.endpoints, warmupS, settings.baselineDurationS));
+  } catch (err) {
+    Object.assign(result, failed(err));
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Main
+/** Stops the server and sums the runs up as scenario 1: the run of median req/s, with the errors of all runs. */
+async function finishBaseline(): Promise<Result> {
+  const result = resultOf(BASELINE, `${BASELINE.title}, median of ${baselineRuns.length}`);
+  const t = await baselineServer?.catch(() => undefined);
+  if (t) await stopTarget(t, result);
+  const done = baselineRuns.map((r) => r.result).filter((r) => r.figures);
+  const failure = baselineRuns.find((r) => r.result.status === 'failed')?.result.reason;
+  if (done.length === 0) return { ...result, status: 'failed', reason: failure ?? 'the baseline did not run' };
+  const mid = done.sort((a, b) => a.figures!.requestsPerSec - b.figures!.requestsPerSec)[(done.length - 1) >> 1]!;
+  const sum = (f: (r: Result) => number | undefined) => done.reduce((a, r) => a + (f(r) ?? 0), 0);
+  const figures = { ...mid.figures!, errors: sum((r) => r.figures?.errors), non2xx: sum((r) => r.figures?.non2xx) };
+  return {
+    ...{ ...mid, ...result, ...(failure !== undefined && { status: 'failed', reason: failure }) },
+    ...{ figures: { ...figures, requests: sum((r) => r.figures?.requests) }, warmupProblems: sum((r) => r.warmupProblems) },
+  };
+}
 
 /** A scratch database on DATABASE_URL's server for this run's PostgreSQL scenarios, dropped afterwards (even on Ctrl-C). */
 async function scratchDatabase(): Promise<{ storeEnv: Record<string, string>; drop: () => Promise<void> }> {
@@ -519,13 +360,10 @@ async function runLatencyScenario(s: Scenario, storeEnv: Record<string, string>,
   const result = resultOf(s);
   const spec = s.latency!;
   const targets: Target[] = [];
-  log(
-    `  server settings: ${Object.entries(LATENCY_SERVER_ENV)
-      .map(([k, v]) => `${k}=${v}`)
-      .join(
-        ' ',
-      )}${spec.kind === 'webhooks' ? ' CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE=true' : ''}; open files: ${execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim()}`,
-  );
+  const env = { ...LATENCY_SERVER_ENV, ...(spec.kind === 'webhooks' && { CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true' }) };
+  const openFiles = execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim();
+  const shown = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  log(`  server settings: ${shown.join(' ')}; open files: ${openFiles}`);
   try {
     const figures = await runLatency(
       spec,
@@ -545,7 +383,7 @@ async function runLatencyScenario(s: Scenario, storeEnv: Record<string, string>,
     if (typeof figures === 'string') Object.assign(result, { status: 'skipped', reason: figures });
     else Object.assign(result, { latency: figures, verdict: latencyVerdict(spec, figures) });
   } catch (err) {
-    Object.assign(result, { status: 'failed', reason: err instanceof Error ? err.message : String(err) });
+    Object.assign(result, failed(err));
   } finally {
     for (const t of targets) await stopTarget(t, result);
   }
@@ -562,23 +400,14 @@ async function main(): Promise<number> {
   );
   const dir = makeTempDir('chatbridge-bench-');
   const results: Result[] = [];
-  let baseline: Baseline | undefined;
   let dropDatabase = async () => {};
   try {
     buildServer(ROOT);
     log('Seeding...');
-    const n = String(settings.smallEndpoints);
+    const n = String(settings.endpoints);
     const data: Partial<Record<Store, Dataset>> = {};
     const sqlite = (name: string) => ({ CHATBRIDGE_STORE: 'sqlite', CHATBRIDGE_SQLITE_PATH: join(dir, `${name}.sqlite`) });
-    data.small = await seed('small', sqlite('small'), ['--count', n, '--sample', n], dir);
-    if (chosen.some((s) => s.store === 'large')) {
-      data.large = await seed(
-        'large',
-        sqlite('large'),
-        ['--count', String(settings.largeEndpoints), '--sample', String(settings.largeSampled)],
-        dir,
-      );
-    }
+    data.small = await seed('small', sqlite('small'), ['--count', n], dir);
     const recordFile = join(dir, 'record.json');
     writeFileSync(recordFile, data.small.seed.recordJson);
     if (chosen.some((s) => s.store === 'postgres')) {
@@ -589,11 +418,12 @@ async function main(): Promise<number> {
         const scratch = await scratchDatabase();
         dropDatabase = scratch.drop;
         if (chosen.some((s) => s.store === 'postgres' && !s.latency))
-          data.postgres = await seed('postgres', scratch.storeEnv, ['--count', n, '--sample', n], dir);
+          data.postgres = await seed('postgres', scratch.storeEnv, ['--count', n], dir);
         else data.postgres = { storeEnv: scratch.storeEnv, seed: data.small.seed };
       }
     }
-    if (selected.has(BASELINE.key)) baseline = new Baseline(data.small, recordFile);
+    const small = data.small;
+    const baseline = selected.has(BASELINE.key) ? (before?: string) => runBaseline(small, recordFile, before) : undefined;
     for (const s of chosen) {
       const dataset = data[s.store];
       if (s === BASELINE || !dataset || isInterrupted()) continue;
@@ -602,20 +432,20 @@ async function main(): Promise<number> {
         results.push(await runLatencyScenario(s, s.store === 'postgres' ? dataset.storeEnv : sqlite(s.key), dir));
         continue;
       }
-      await baseline?.run(s.key);
+      await baseline?.(s.key);
       log(`Running ${s.n} ${s.title}...`);
       results.push(await runScenario(s, dataset, recordFile));
     }
-    if (!isInterrupted()) await baseline?.run(undefined);
+    if (!isInterrupted()) await baseline?.();
   } finally {
-    if (baseline) results.push(await baseline.finish());
+    if (baselineRuns.length > 0) results.push(await finishBaseline());
     await dropDatabase();
     removeTempDir(dir);
   }
   if (isInterrupted()) return 130;
 
   // Each scenario's ratio: over the mean of the baseline runs right before and right after it.
-  const runs = baseline?.runs ?? [];
+  const runs = baselineRuns;
   const rps = (i: number) => runs[i]?.result.figures?.requestsPerSec;
   const overall = results.find((r) => r.key === BASELINE.key)?.figures?.requestsPerSec;
   for (const r of results) {
@@ -624,101 +454,62 @@ async function main(): Promise<number> {
     const beside = [rps(at), rps(at + 1)].filter((v): v is number => at !== -1 && v !== undefined);
     r.baselineRps = r.key === BASELINE.key || beside.length === 0 ? overall : beside.reduce((a, b) => a + b, 0) / beside.length;
     r.ratio = r.figures.requestsPerSec / r.baselineRps;
-    if (beside.length === 2 && Math.abs(beside[1]! - beside[0]!) / beside[0]! > 0.15) {
-      r.notes.push(
-        `the baseline moved ${(((beside[1]! - beside[0]!) / beside[0]!) * 100).toFixed(0)}% across it: the machine was noisy, its ratio is unreliable`,
-      );
-    }
   }
   results.sort((a, b) => a.n - b.n);
   const targets = checkTargets(results);
 
-  /** A table row: the first cell padded to `first`, the others right-aligned to `w`. */
-  const cols = (first: number, w: number[], cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(first) : c.padStart(w[i - 1]!))).join(' ');
   const opt = (v: number | undefined, f: (v: number) => string) => (v === undefined ? '-' : f(v));
-  const label = (r: Result) => `${String(r.n).padStart(2)}  ${r.title}${r.profile ? ' (profiled)' : ''}`;
+  const mb = (v: number | undefined) => opt(v, (v) => `${v.toFixed(0)} MB`);
   const isLatency = (r: Result) => SCENARIOS.some((s) => s.key === r.key && s.latency);
+  /** One table: the first column left-aligned, the others right-aligned, each as wide as its widest cell. */
+  const table = (
+    head: string[],
+    rows: Result[],
+    cells: (r: Result) => string[] | undefined,
+    footer: (r: Result) => string[] = () => [],
+  ) => {
+    const lines = rows.map((r) => [`${String(r.n).padStart(2)}  ${r.title}${r.profile ? ' (profiled)' : ''}`, ...(cells(r) ?? [])]);
+    const w = head.map((h, i) => Math.max(h.length, ...lines.map((l) => (l.length > 1 ? l[i]!.length : 0))));
+    const row = (l: string[]) => l.map((c, i) => (i === 0 ? c.padEnd(w[0]!) : c.padStart(w[i]!))).join(' ');
+    log(`\n${row(head)}\n${'-'.repeat(row(head).length)}`);
+    rows.forEach((r, i) => {
+      log(lines[i]!.length > 1 ? row(lines[i]!) : `${lines[i]![0]!.padEnd(w[0]!)} ${r.status}: ${r.reason ?? ''}`);
+      for (const line of lines[i]!.length > 1 ? footer(r) : []) log(`      ${line}`);
+    });
+  };
   const requestResults = results.filter((r) => !isLatency(r));
   if (requestResults.length > 0) {
-    const w = [8, 6, 8, 7, 7, 6, 7, 9, 6, 6];
-    const head = cols(46, w, [
-      ' #  scenario',
-      'req/s',
-      'x base',
-      'base r/s',
-      'p50 ms',
-      'p99 ms',
-      'errors',
-      'non-2xx',
-      'peak RSS',
-      'us/req',
-      'other',
-    ]);
-    log(`\n${head}\n${'-'.repeat(head.length)}`);
-    for (const r of requestResults) {
-      const f = r.figures;
-      if (!f) log(`${label(r).padEnd(46)} ${r.status}: ${r.reason ?? ''}`);
-      else {
-        const mb = opt(r.peakRssMB, (v) => `${v.toFixed(0)} MB`);
-        const [ratio, base, cpu, other] = [
-          opt(r.ratio, (v) => v.toFixed(2)),
-          opt(r.baselineRps, fmtInt),
-          opt(r.cpuUsPerRequest, (v) => v.toFixed(0)),
-          opt(r.otherCpuPct, (v) => `${v.toFixed(0)}%`),
-        ];
-        log(
-          cols(46, w, [
-            label(r),
+    const head = [' #  scenario', 'req/s', 'x base', 'base r/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'peak RSS', 'us/req'];
+    table(head, requestResults, ({ figures: f, ...r }) =>
+      f
+        ? [
             fmtInt(f.requestsPerSec),
-            ratio,
-            base,
+            opt(r.ratio, (v) => v.toFixed(2)),
+            opt(r.baselineRps, fmtInt),
             f.p50Ms.toFixed(2),
             f.p99Ms.toFixed(2),
-            String(f.errors),
-            String(f.non2xx),
-            mb,
-            cpu,
-            other,
-          ]),
-        );
-      }
-    }
+          ].concat([String(f.errors), String(f.non2xx), mb(r.peakRssMB), opt(r.cpuUsPerRequest, (v) => v.toFixed(0))])
+        : undefined,
+    );
     log(
       '    x base: req/s over the mean of the baseline runs right before and after the scenario (base r/s); row 1: the median of its runs.\n' +
-        '    us/req: server CPU per request. other: CPU of every other process on the machine, % of one core (noise).',
+        '    us/req: server CPU per request.',
     );
+    const moved = runs.map((b) => (b.result.figures ? fmtInt(b.result.figures.requestsPerSec) : b.result.status));
+    if (runs.length > 0) log(`    baseline runs, req/s: ${moved.join(' ')}`);
   }
-  if (runs.length > 0)
-    log(
-      `  baseline runs, req/s: ${runs.map((b) => (b.result.figures ? fmtInt(b.result.figures.requestsPerSec) : b.result.status)).join(' ')}`,
-    );
   if (results.some(isLatency)) {
-    const w = [6, 8, 8, 7, 7, 7, 8, 5];
-    const head = cols(54, w, [' #  latency scenario', 'trig/s', 'expected', 'received', 'p50 ms', 'p99 ms', 'max ms', 'peak RSS', 'CPU']);
-    log(`\n${head}\n${'-'.repeat(head.length)}`);
-    for (const r of results.filter(isLatency)) {
-      const f = r.latency;
-      if (!f) log(`${label(r).padEnd(54)} ${r.status}: ${r.reason ?? ''}`);
-      else {
-        const [mb, cpu] = [opt(f.peakRssMB, (v) => `${v.toFixed(0)} MB`), opt(f.cpuPct, (v) => `${v.toFixed(0)}%`)];
-        log(
-          cols(54, w, [
-            label(r),
-            fmtInt(f.triggersPerSec),
-            fmtInt(f.expected),
-            fmtInt(f.received),
-            f.p50Ms.toFixed(1),
-            f.p99Ms.toFixed(1),
-            f.maxMs.toFixed(0),
-            mb,
-            cpu,
-          ]),
-        );
-        const keys = `${f.closed ? `, ${f.closed} streams ended by the server` : ''}${f.keys === undefined ? '' : `, ${fmtInt(f.keys)} delivery keys, ${f.duplicated} received twice or more`}`;
-        log(`      ${fmtInt(f.triggers)} triggers (answers ${JSON.stringify(f.triggerStatuses)})${keys}; targets: ${r.verdict!.text}`);
-      }
-    }
+    const head = [' #  latency scenario', 'trig/s', 'expected', 'received', 'p50 ms', 'p99 ms', 'max ms', 'peak RSS', 'CPU'];
+    const cells = ({ latency: f }: Result) =>
+      f &&
+      [fmtInt(f.triggersPerSec), fmtInt(f.expected), fmtInt(f.received), f.p50Ms.toFixed(1), f.p99Ms.toFixed(1), f.maxMs.toFixed(0)].concat(
+        [mb(f.peakRssMB), opt(f.cpuPct, (v) => `${v.toFixed(0)}%`)],
+      );
+    table(head, results.filter(isLatency), cells, ({ latency: f, verdict }) => {
+      const keys = f!.keys === undefined ? '' : `, ${fmtInt(f!.keys)} delivery keys, ${f!.duplicated} received twice or more`;
+      const closed = f!.closed ? `, ${f!.closed} streams ended by the server` : '';
+      return [`${fmtInt(f!.triggers)} triggers (answers ${JSON.stringify(f!.triggerStatuses)})${closed}${keys}; targets: ${verdict!.text}`];
+    });
     log(
       '    latency: trigger sent → event (webhook request) received, one machine clock. CPU: the server(s), % of one core over the window.',
     );
@@ -753,13 +544,7 @@ async function main(): Promise<number> {
     finishedAt: new Date().toISOString(),
     commit: git('rev-parse', 'HEAD'),
     dirty: (git('status', '--porcelain', '--', 'packages', 'openapi') ?? '') !== '',
-    machine: {
-      node: process.version,
-      cpus: os.cpus().length,
-      cpuModel: os.cpus()[0]?.model,
-      loadAverageBefore: load0,
-      loadAverageAfter: os.loadavg(),
-    },
+    machine: { node: process.version, cpus: os.cpus().length, loadAverageBefore: load0, loadAverageAfter: os.loadavg() },
     settings: { ...settings, scenarios: chosen.map((s) => s.key), profiled: [...profiled] },
     ok: !bad,
     baselineRuns: runs.map((b) => ({ before: b.before, requestsPerSec: b.result.figures?.requestsPerSec ?? null })),

@@ -1,14 +1,13 @@
 // Seeding child process: provisions benchmark endpoints on the store the environment configures
 // (the server's own configuration: CHATBRIDGE_STORE, CHATBRIDGE_SQLITE_PATH, DATABASE_URL...), through
-// the store's own import (EndpointStore.importRows: one transaction, seconds for 100,000 endpoints).
+// the store's own import (EndpointStore.importRows: one transaction).
 //
-//   node bench/seed.ts --count N --sample K --prefix P --out FILE [--webhooks ORIGIN | --no-relay]
+//   node bench/seed.ts --count N --prefix P --out FILE [--webhooks ORIGIN | --no-relay]
 //
 // Every endpoint gets its own token and the record of bench/lib/record.ts (--no-relay: selfuse off, so
 // that a trigger queues no webhook delivery; --webhooks: its two webhooks at ORIGIN/a and ORIGIN/b). A
-// sample is read back through the store, proving the rows are what the server will see. On PostgreSQL
-// the database is analysed afterwards. The output file holds the record JSON and K (id, token) pairs
-// spread over the whole ID range, in a shuffled order.
+// few are read back through the store, proving the rows are what the server will see. On PostgreSQL
+// the database is analysed afterwards. The output file holds the record JSON and every (id, token).
 import { writeFileSync } from 'node:fs';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import pg from 'pg';
@@ -27,7 +26,6 @@ export interface SeedOutput {
 const { values: opts } = parseArgs({
   options: {
     count: { type: 'string', default: '100' },
-    sample: { type: 'string', default: '100' },
     prefix: { type: 'string', default: 'bench-' },
     out: { type: 'string' },
     webhooks: { type: 'string' },
@@ -35,36 +33,17 @@ const { values: opts } = parseArgs({
   },
 });
 
-/** Deterministic shuffle (mulberry32), so that runs request the same sequence. */
-function shuffle<T>(items: T[]): T[] {
-  let s = 0x5eed;
-  const rand = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  for (let i = items.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [items[i], items[j]] = [items[j]!, items[i]!];
-  }
-  return items;
-}
-
 const idOf = (prefix: string, i: number) => `${prefix}${String(i).padStart(6, '0')}`;
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const count = Number(opts.count);
-  const sampleSize = Math.min(count, Number(opts.sample));
   const prefix = opts.prefix!;
-  if (!opts.out || !Number.isInteger(count) || count < 1 || !Number.isInteger(sampleSize) || sampleSize < 1) {
-    throw new Error('usage: seed.ts --count N --sample K --prefix P --out FILE [--webhooks ORIGIN | --no-relay]');
+  if (!opts.out || !Number.isInteger(count) || count < 1) {
+    throw new Error('usage: seed.ts --count N --prefix P --out FILE [--webhooks ORIGIN | --no-relay]');
   }
   const record = benchRecord(opts.webhooks ? { webhooks: opts.webhooks } : { selfuse: !opts['no-relay'] });
   const recordJson = JSON.stringify(record);
-  const sampled = new Set<number>();
-  for (let k = 0; k < sampleSize; k++) sampled.add(Math.floor((k * count) / sampleSize));
   const endpoints: SeedOutput['endpoints'] = [];
   const started = performance.now();
   const store = await openStore(config.store); // creates the file or schema (migrations)
@@ -72,7 +51,7 @@ async function main(): Promise<void> {
     const rows = function* () {
       for (let i = 0; i < count; i++) {
         const [id, token] = [idOf(prefix, i), issueToken()];
-        if (sampled.has(i)) endpoints.push({ id, token });
+        endpoints.push({ id, token });
         yield { id, tokenHash: hashToken(token), recordJson, state: { seq: 0, pendingSince: null }, version: 0, deliveries: [] };
       }
     };
@@ -94,7 +73,7 @@ async function main(): Promise<void> {
     await client.query('ANALYZE').finally(() => client.end());
   }
   const seconds = (performance.now() - started) / 1000;
-  writeFileSync(opts.out, JSON.stringify({ count, seconds, recordJson, endpoints: shuffle(endpoints) } satisfies SeedOutput));
+  writeFileSync(opts.out, JSON.stringify({ count, seconds, recordJson, endpoints } satisfies SeedOutput));
   console.log(`seeded ${count} endpoints (${config.store.kind}) in ${seconds.toFixed(1)} s`);
 }
 

@@ -62,8 +62,8 @@ export async function runLatency(spec: LatencySpec, h: Harness, log: (line: stri
     const receiver = roleChild(h, spec.kind === 'webhooks' ? 'webhooks' : 'streams');
     children.push(receiver);
     const hookPort = spec.kind === 'webhooks' ? (await receiver.next<{ port: number }>()).port : undefined;
-    const seedArgs = ['--count', String(spec.endpoints), '--sample', String(spec.endpoints)];
-    const endpoints = await h.seed([...seedArgs, ...(hookPort ? ['--webhooks', `http://127.0.0.1:${hookPort}`] : ['--no-relay'])]);
+    const relay = hookPort ? ['--webhooks', `http://127.0.0.1:${hookPort}`] : ['--no-relay'];
+    const endpoints = await h.seed(['--count', String(spec.endpoints), ...relay]);
     const env = {
       ...LATENCY_SERVER_ENV,
       ...(hookPort && { CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true' }),

@@ -1,7 +1,9 @@
-// The load generator: autocannon, programmatically, in bench/load-child.ts. Latency percentiles come
+// The load generator: autocannon, programmatically, in bench/load-child.ts (startLoadChild starts one). Latency percentiles come
 // from every response's own high-resolution time (autocannon's histogram rounds to whole
 // milliseconds, too coarse for a 1-3 ms service).
+import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { ipcChild } from './procs.ts';
 import { updateQuery } from './record.ts';
 
 export type Endpoints = readonly { id: string; token: string }[];
@@ -13,8 +15,6 @@ export interface LoadPlan {
   op: 'get' | 'update';
   endpoints: Endpoints;
   connections: number;
-  /** Requests per second over all connections; unset: each connection sends as soon as it is answered. */
-  ratePerSec?: number;
   /** The first update's number (see pathsOf). */
   seqFrom: number;
 }
@@ -62,7 +62,6 @@ export async function runLoad(plan: LoadPlan, path: (n: number) => string, durat
         connections: plan.connections,
         duration: durationS,
         pipelining: 1,
-        ...(plan.ratePerSec && { overallRate: plan.ratePerSec }),
         // One request whose path is rebuilt before every send.
         requests: [{ method: plan.op === 'get' ? 'GET' : 'POST', setupRequest: (req) => ({ ...req, path: path(n++) }) }],
       },
@@ -93,5 +92,34 @@ export async function runLoad(plan: LoadPlan, path: (n: number) => string, durat
     non2xx: result.non2xx,
     statusCodes,
     errorSamples: [...errorSamples],
+  };
+}
+
+// The parent's side of bench/load-child.ts: a fresh load-generator process for one measurement.
+export type LoadRequest = { type: 'plan'; plan: LoadPlan } | { type: 'run'; durationS: number };
+export type LoadReply =
+  | { type: 'ready' }
+  | { type: 'ran'; figures: LoadFigures; cpuS: number; nextSeq: number }
+  | { type: 'failed'; error: string };
+
+/** Starts a load generator for `plan` and resolves once it is ready, so that no clock counts its start-up. */
+export async function startLoadChild(plan: LoadPlan, root: string, env: NodeJS.ProcessEnv) {
+  const child = ipcChild('load generator', [join(root, 'bench/load-child.ts')], env, root);
+  const ask = async <T extends LoadReply['type']>(request: LoadRequest, expected: T) => {
+    const reply = await child.ask<LoadReply>(request);
+    if (reply.type !== expected)
+      throw new Error(`load generator: ${reply.type === 'failed' ? reply.error : `'${reply.type}' instead of '${expected}'`}`);
+    return reply as Extract<LoadReply, { type: T }>;
+  };
+  try {
+    await ask({ type: 'plan', plan }, 'ready');
+  } catch (err) {
+    await child.stop();
+    throw err;
+  }
+  return {
+    /** Loads the server for `durationS`: the figures, the generator's CPU seconds, the next update's number. */
+    run: (durationS: number) => ask({ type: 'run', durationS }, 'ran'),
+    stop: child.stop,
   };
 }

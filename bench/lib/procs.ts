@@ -129,19 +129,10 @@ export async function stopChild(
   return { ...end, killed: end.signal === 'SIGKILL' };
 }
 
-/** Runs a node script to completion, killed after `timeoutMs`. */
-export async function runNode(
-  name: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-  timeoutMs: number,
-): Promise<{ code: number | null; output: string }> {
+/** Runs a node script to completion. */
+export async function runNode(name: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
   const p = spawnTracked(name, args, env, cwd);
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), timeoutMs);
-  const { code } = await p.exited;
-  clearTimeout(timer);
-  return { code, output: p.output() };
+  return { code: (await p.exited).code, output: p.output() };
 }
 
 /** A port that was free a moment ago (the server is told to listen on it). */
@@ -193,21 +184,6 @@ export function cpuSecondsOf(pid: number): number | undefined {
     // The fields after the command name (which may hold spaces) start at field 3.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU seconds the whole machine has been busy (all cores), to see other load during a window. */
-export function machineBusySeconds(): number | undefined {
-  try {
-    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
-      .split('\n', 1)[0]!
-      .trim()
-      .split(/\s+/)
-      .slice(1)
-      .map(Number);
-    return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / 100;
   } catch {
     return undefined;
   }

@@ -4,28 +4,8 @@
 import { type EndpointRecord, initialRecord } from '../../packages/server/src/domain/record.ts';
 import { applyUpdate, type UpdateParams } from '../../packages/server/src/domain/update.ts';
 
-const BLACKLIST = [
-  'spam',
-  'scam',
-  'phishing',
-  'free-nitro',
-  'giveaway',
-  'crypto-airdrop',
-  'click-here',
-  'porn',
-  'casino',
-  'betting',
-  'loan',
-  'viagra',
-  'xxx',
-  'hack',
-  'cheat',
-  'aimbot',
-  'followers',
-  'likes4likes',
-  'dm-me',
-  'onlyfans',
-];
+const BLACKLIST =
+  'spam,scam,phishing,free-nitro,giveaway,crypto-airdrop,click-here,porn,casino,betting,loan,viagra,xxx,hack,cheat,aimbot,followers,likes4likes,dm-me,onlyfans';
 
 /**
  * Three updates a community goes through: bridge channels, configure, record a message from chat_c.
@@ -42,7 +22,7 @@ const setup = ({ selfuse = true, webhooks }: { selfuse?: boolean; webhooks?: str
       ? `${webhooks}/a`
       : 'https://hooks.chat-a.invalid/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyz012345',
     webhook_chat_b: webhooks ? `${webhooks}/b` : 'https://hooks.chat-b.invalid/hooks/channel-b-1/0123456789abcdef0123456789abcdef',
-    blacklist: BLACKLIST.join(','),
+    blacklist: BLACKLIST,
     allowed_ids: '912345678901234567,912345678901234568',
     log_chat_a: '912345678901234599',
     selfuse: selfuse || webhooks !== undefined,
