@@ -42,7 +42,7 @@ describe('TurnQueue', () => {
         inFlight--;
       }),
     );
-    while (started.length < 3) await new Promise((resolve) => setImmediate(resolve));
+    for (let turn = 0; turn < 100 && started.length < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     expect(started).toEqual([0, 1, 2]); // the fourth waits for a free place
     for (const gate of gates) gate.resolve();
