@@ -33,6 +33,13 @@ const EVENT_END = Buffer.from('\n\n');
 export const HEARTBEAT = ': heartbeat\n\n';
 
 /**
+ * An event larger than this is written in its turn (turns.ts): the streams of one endpoint share its
+ * bytes and are handed them together, and writing the largest records to twenty sockets at once
+ * would hold the event loop as twenty reads would.
+ */
+export const PACED_EVENT_BYTES = 64 * 1024;
+
+/**
  * Where a stream starts: `fresh` (the current record first), `after` a version the client has, or
  * `unknown` (a Last-Event-ID that is no version at all: answered with a reset).
  */
@@ -158,6 +165,15 @@ export function openEventStream(o: EventStreamOptions): void {
     return false;
   };
 
+  /** Writes a shared event (a large one in its turn); false if the stream ended first. */
+  const write = async (event: FormattedEvent): Promise<boolean> => {
+    if (event.bytes.length <= PACED_EVENT_BYTES) res.write(event.bytes);
+    else await streams.turns.run(() => ended || res.write(event.bytes));
+    if (ended) return false;
+    last = event.version;
+    return true;
+  };
+
   /**
    * Writes one read of the log, an event at a time, each only once the client has taken the one
    * before (beyond the socket's buffers). Returns false if the stream ended meanwhile. The events'
@@ -168,8 +184,7 @@ export function openEventStream(o: EventStreamOptions): void {
     try {
       for (const event of events) {
         unsent -= event.bytes.length;
-        res.write(event.bytes);
-        last = event.version;
+        if (!(await write(event))) return false;
         if (!res.writableNeedDrain) continue;
         const before = dirty;
         dirty = false;
@@ -193,10 +208,7 @@ export function openEventStream(o: EventStreamOptions): void {
     if (!(await authorized(row)) || ended || !row) return false;
     if (last === undefined) {
       if (o.resume.kind === 'unknown') send(row.version, 'reset', row.recordJson, messageNumberOf(row.state));
-      else {
-        res.write(reader.current(endpointId, row).bytes);
-        last = row.version;
-      }
+      else await write(reader.current(endpointId, row));
       return false;
     }
     if (row.version === last) return false;

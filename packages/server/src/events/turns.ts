@@ -26,7 +26,7 @@ export interface TurnQueueOptions {
 export const TURN_SLICE_MS = 4;
 
 /** Reads of the log in flight at once for a store whose reads cross the network (PostgreSQL). */
-export const NETWORK_READS_IN_FLIGHT = 8;
+export const NETWORK_READS_IN_FLIGHT = 4;
 
 export class TurnQueue {
   readonly concurrency: number;
