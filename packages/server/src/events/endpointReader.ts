@@ -22,8 +22,11 @@ export interface FormattedEvent {
 /** Bytes of formatted events kept for the streams of all endpoints together. */
 export const SHARED_EVENT_BYTES = 8 * 1024 * 1024;
 
-/** An event larger than this is sent, not kept. */
-const LARGEST_KEPT = SHARED_EVENT_BYTES / 4;
+/**
+ * An event larger than this is sent, not kept: a replay of the largest records keeps the streams'
+ * memory to what they send, and the live events worth sharing are small.
+ */
+export const LARGEST_KEPT = 64 * 1024;
 
 interface Kept {
   /**

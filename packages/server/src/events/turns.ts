@@ -23,10 +23,10 @@ export interface TurnQueueOptions {
  * results before they ask again) before the rest waits for the next turn: a small live event takes
  * tens of microseconds, the largest record's read a few milliseconds.
  */
-export const TURN_SLICE_MS = 4;
+export const TURN_SLICE_MS = 1;
 
 /** Reads of the log in flight at once for a store whose reads cross the network (PostgreSQL). */
-export const NETWORK_READS_IN_FLIGHT = 4;
+export const NETWORK_READS_IN_FLIGHT = 2;
 
 export class TurnQueue {
   readonly concurrency: number;

@@ -49,7 +49,7 @@ describe('EndpointReader', () => {
 
   it('when more events are formatted than the shared bound holds, then the endpoints kept longest ago are dropped first', () => {
     const shared = reader();
-    const filler = 'x'.repeat(100 * 1024);
+    const filler = 'x'.repeat(32 * 1024);
     const endpoints = Math.ceil((2 * SHARED_EVENT_BYTES) / filler.length);
     for (let i = 0; i < endpoints; i++) shared.current(`ep-${i}`, row(1, 't', filler));
     expect(shared.heldBytes).toBeLessThanOrEqual(SHARED_EVENT_BYTES);
