@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from '../logger.ts';
 import { formatReset } from './changeReader.ts';
 import { HEARTBEAT, type ResumePoint } from './session.ts';
-import type { SlowStream } from './slowStreams.ts';
+import { type SlowStream, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 import type { EndpointStore } from '../store/port.ts';
 
@@ -74,22 +74,7 @@ export function openAllChangesStream(o: AllChangesStreamOptions): void {
     if (!res.writableEnded) res.end();
   };
 
-  const drained = () =>
-    !res.writableNeedDrain || ended
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => {
-          stalledSince = Date.now();
-          const done = () => {
-            stalledSince = undefined;
-            streams.slow.resumed(slow);
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-          streams.slow.waiting(slow); // may end this stream (and others) at once
-        });
+  const drained = () => waitForDrain(res, streams.slow, slow, () => ended, (since) => (stalledSince = since));
 
   /** One read from `last`: writes what it returned; true when more may follow at once. */
   const look = async (): Promise<boolean> => {

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.ts';
 import type { EndpointStore, StoredEndpoint } from '../store/port.ts';
 import { messageNumberOf } from '../store/rows.ts';
 import type { FormattedEvent } from './endpointReader.ts';
-import type { SlowStream } from './slowStreams.ts';
+import { type SlowStream, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 
 export type EventType = 'record' | 'reset';
@@ -141,22 +141,7 @@ export function openEventStream(o: EventStreamOptions): void {
    * queued for a socket whose write() returned false; meanwhile the stream counts against the slow
    * streams' budget.
    */
-  const drained = () =>
-    !res.writableNeedDrain || ended
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => {
-          stalledSince = Date.now();
-          const done = () => {
-            stalledSince = undefined;
-            streams.slow.resumed(slow);
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-          streams.slow.waiting(slow); // may end this stream (and others) at once
-        });
+  const drained = () => waitForDrain(res, streams.slow, slow, () => ended, (since) => (stalledSince = since));
 
   /** Whether the stream may still send: its endpoint exists and its token or key still opens it. */
   const authorized = async (row: StoredEndpoint | undefined): Promise<boolean> => {

@@ -5,6 +5,7 @@
 // streams together could still hold a lot: past the budget, the streams holding the most are ended
 // (those waiting for a second or more first), which drops what they hold, and their clients resume
 // with Last-Event-ID.
+import type { Response } from 'express';
 
 /** A stream as the budget sees it. */
 export interface SlowStream {
@@ -96,4 +97,32 @@ export class SlowStreamBudget {
       stream.evict();
     }
   }
+}
+
+/**
+ * A slow client's wait: resolves once what was written to `res` has gone out (or the stream ended).
+ * Nothing more is queued for a socket whose write() returned false; meanwhile the stream counts
+ * against the budget, and `stalled` is told when the wait began (undefined once it is over).
+ */
+export function waitForDrain(
+  res: Response,
+  budget: SlowStreamBudget,
+  slow: SlowStream,
+  ended: () => boolean,
+  stalled: (since: number | undefined) => void,
+): Promise<void> {
+  if (!res.writableNeedDrain || ended()) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    stalled(Date.now());
+    const done = () => {
+      stalled(undefined);
+      budget.resumed(slow);
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+    budget.waiting(slow); // may end this stream (and others) at once
+  });
 }
