@@ -74,7 +74,14 @@ export function openAllChangesStream(o: AllChangesStreamOptions): void {
     if (!res.writableEnded) res.end();
   };
 
-  const drained = () => waitForDrain(res, streams.slow, slow, () => ended, (since) => (stalledSince = since));
+  const drained = () =>
+    waitForDrain(
+      res,
+      streams.slow,
+      slow,
+      () => ended,
+      (since) => (stalledSince = since),
+    );
 
   /** One read from `last`: writes what it returned; true when more may follow at once. */
   const look = async (): Promise<boolean> => {

@@ -141,7 +141,14 @@ export function openEventStream(o: EventStreamOptions): void {
    * queued for a socket whose write() returned false; meanwhile the stream counts against the slow
    * streams' budget.
    */
-  const drained = () => waitForDrain(res, streams.slow, slow, () => ended, (since) => (stalledSince = since));
+  const drained = () =>
+    waitForDrain(
+      res,
+      streams.slow,
+      slow,
+      () => ended,
+      (since) => (stalledSince = since),
+    );
 
   /** Whether the stream may still send: its endpoint exists and its token or key still opens it. */
   const authorized = async (row: StoredEndpoint | undefined): Promise<boolean> => {
