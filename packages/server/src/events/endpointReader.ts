@@ -10,7 +10,7 @@
 // an endpoint's are dropped when its last stream on this instance ends.
 import type { EndpointStore, StoredEndpoint } from '../store/port.ts';
 import { messageNumberOf } from '../store/rows.ts';
-import { formatEvent } from './session.ts';
+import { formatEvent } from './eventFormat.ts';
 import type { TurnQueue } from './turns.ts';
 
 /** One event of an endpoint, as its stream sends it (`record`). */

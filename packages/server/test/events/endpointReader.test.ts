@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import { EndpointReader, SHARED_EVENT_BYTES } from '../../src/events/endpointReader.ts';
-import { formatEvent } from '../../src/events/session.ts';
+import { formatEvent } from '../../src/events/eventFormat.ts';
 import { TurnQueue } from '../../src/events/turns.ts';
 import type { EndpointStore, StoredEndpoint } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
