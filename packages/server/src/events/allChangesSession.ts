@@ -7,8 +7,7 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../logger.ts';
 import { formatReset } from './changeReader.ts';
-import { HEARTBEAT } from './eventFormat.ts';
-import type { ResumePoint } from './session.ts';
+import { HEARTBEAT, type ResumePoint } from './session.ts';
 import { type SlowStream, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 import type { EndpointStore } from '../store/port.ts';

@@ -5,12 +5,31 @@
 // looks, which bounds how long a lost notification can delay an event.
 import type { Request, Response } from 'express';
 import type { Logger } from '../logger.ts';
-import type { EndpointStore, StoredEndpoint } from '../store/port.ts';
+import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
 import { messageNumberOf } from '../store/rows.ts';
-import type { FormattedEvent } from './endpointReader.ts';
-import { type EventType, formatEvent, HEARTBEAT, PACED_EVENT_BYTES } from './eventFormat.ts';
 import { type SlowStream, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
+
+export type EventType = 'record' | 'reset';
+
+/**
+ * One event: `id`, `event`, `messageNumber` and `data` lines, then the empty line that ends it.
+ * `messageNumber` (the pending message's number as of this version, `null` when idle) is a field of
+ * its own rather than part of `data`, so `data` stays the bare record existing clients parse: SSE
+ * clients ignore a field they do not know (an EventSource does), and ours reads it. The record is its JSON
+ * text as JSON.stringify wrote it (as a string or as UTF-8 bytes), which escapes line breaks inside
+ * strings: it always fits one data line. As bytes, so that what a stream has queued is counted in bytes
+ * (see slowStreams.ts).
+ */
+export function formatEvent(version: number, type: EventType, recordJson: string | Uint8Array, messageNumber: number | null): Buffer {
+  const head = `id: ${version}\nevent: ${type}\nmessageNumber: ${messageNumber}\ndata: `;
+  if (typeof recordJson === 'string') return Buffer.from(`${head}${recordJson}\n\n`);
+  return Buffer.concat([Buffer.from(head), recordJson, EVENT_END]);
+}
+
+const EVENT_END = Buffer.from('\n\n');
+
+export const HEARTBEAT = ': heartbeat\n\n';
 
 /**
  * Where a stream starts: `fresh` (the current record first), `after` a version the client has, or
@@ -55,8 +74,7 @@ export interface EventStreamOptions {
 /** Starts the stream (the caller has authenticated the request) and returns at once. */
 export function openEventStream(o: EventStreamOptions): void {
   const { store, streams, endpointId, res } = o;
-  const { heartbeatMs, retryMs, stallMs } = streams.settings;
-  const reader = streams.endpointEvents(store);
+  const { heartbeatMs, retryMs, batchSize, replayBatchBytes, stallMs } = streams.settings;
 
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream');
@@ -130,26 +148,16 @@ export function openEventStream(o: EventStreamOptions): void {
     return false;
   };
 
-  /** Writes a shared event (a large one in its turn); false if the stream ended first. */
-  const write = async (event: FormattedEvent): Promise<boolean> => {
-    if (event.bytes.length <= PACED_EVENT_BYTES) res.write(event.bytes);
-    else await streams.turns.run(() => ended || res.write(event.bytes));
-    if (ended) return false;
-    last = event.version;
-    return true;
-  };
-
   /**
    * Writes one read of the log, an event at a time, each only once the client has taken the one
-   * before (beyond the socket's buffers). Returns false if the stream ended meanwhile. The events'
-   * bytes are shared with the other streams of the endpoint (endpointReader.ts): written, never changed.
+   * before (beyond the socket's buffers). Returns false if the stream ended meanwhile.
    */
-  const sendAll = async (events: readonly FormattedEvent[]): Promise<boolean> => {
-    unsent = events.reduce((sum, e) => sum + e.bytes.length, 0);
+  const sendAll = async (events: EndpointEvent[]): Promise<boolean> => {
+    unsent = events.reduce((sum, e) => sum + e.recordJsonBytes, 0);
     try {
-      for (const event of events) {
-        unsent -= event.bytes.length;
-        if (!(await write(event))) return false;
+      for (let event = events.shift(); event !== undefined; event = events.shift()) {
+        unsent -= event.recordJsonBytes;
+        send(event.version, 'record', event.recordJsonUtf8, event.messageNumber);
         if (!res.writableNeedDrain) continue;
         const before = dirty;
         dirty = false;
@@ -172,8 +180,7 @@ export function openEventStream(o: EventStreamOptions): void {
     if (ended) return false;
     if (!(await authorized(row)) || ended || !row) return false;
     if (last === undefined) {
-      if (o.resume.kind === 'unknown') send(row.version, 'reset', row.recordJson, messageNumberOf(row.state));
-      else await write(reader.current(endpointId, row));
+      send(row.version, o.resume.kind === 'unknown' ? 'reset' : 'record', row.recordJson, messageNumberOf(row.state));
       return false;
     }
     if (row.version === last) return false;
@@ -181,11 +188,11 @@ export function openEventStream(o: EventStreamOptions): void {
       send(row.version, 'reset', row.recordJson, messageNumberOf(row.state)); // an ID this endpoint never issued
       return false;
     }
-    // One version behind (a live event): the row is that event. Further behind: a bounded read of the
-    // log (at most `batchSize` events and `replayBatchBytes` of records, one larger record alone),
-    // sent as read, so a replay costs work in proportion to what it sends and holds one read's
-    // records at most. Either is shared with the endpoint's other streams (endpointReader.ts).
-    const events = row.version === last + 1 ? [reader.current(endpointId, row)] : await reader.read(endpointId, row.tokenHash, last);
+    // A bounded read: at most `batchSize` events and `replayBatchBytes` of records (one larger
+    // record alone), each read once and sent as read, so a replay costs work in proportion to what
+    // it sends and holds one read's records at most.
+    const after = last;
+    const events = await streams.turns.run(() => store.eventsSince(endpointId, after, batchSize, replayBatchBytes));
     if (ended) return false;
     if (events[0]?.version !== last + 1) {
       // What comes next is no longer kept: the client missed changes.

@@ -5,9 +5,8 @@ import type { Logger } from '../logger.ts';
 import type { EndpointStore } from '../store/port.ts';
 import type { ChangeFeed } from '../store/changeFeed.ts';
 import { ChangeReader } from './changeReader.ts';
-import { EndpointReader } from './endpointReader.ts';
 import { SlowStreamBudget } from './slowStreams.ts';
-import { NETWORK_READS_IN_FLIGHT, TurnQueue } from './turns.ts';
+import { TurnQueue } from './turns.ts';
 
 export interface EventStreamSettings {
   /** A comment line this often keeps proxies from closing idle streams (default 15 s). */
@@ -57,11 +56,8 @@ export class EventStreams {
   readonly settings: EventStreamSettings;
   /** What the slow streams of this process hold together, and the budget that bounds it. */
   readonly slow: SlowStreamBudget;
-  /**
-   * The streams' reads of the log, in turns of the event loop (turns.ts): one at a time where the
-   * store reads on the event loop, NETWORK_READS_IN_FLIGHT at once where its reads cross the network.
-   */
-  readonly turns: TurnQueue;
+  /** The streams' reads of the log: one at a time, one starting per turn of the event loop. */
+  readonly turns = new TurnQueue();
   private readonly open = new Set<() => void>();
   /** Open streams opened with each bot's key, by the functions that end them. */
   private readonly perBot = new Map<string, Set<() => void>>();
@@ -69,24 +65,16 @@ export class EventStreams {
   private readonly perEndpoint = new Map<string, number>();
   private ending = false;
   private changeReader: ChangeReader | undefined;
-  private endpointReader: EndpointReader | undefined;
 
-  /** `store`: the store whose log the streams read (its readsInTurn; default: reads on the event loop). */
-  constructor(feed: ChangeFeed, settings: Partial<EventStreamSettings> = {}, store?: Pick<EndpointStore, 'readsInTurn'>) {
+  constructor(feed: ChangeFeed, settings: Partial<EventStreamSettings> = {}) {
     this.feed = feed;
     this.settings = { ...DEFAULT_EVENT_STREAM_SETTINGS, ...settings };
     this.slow = new SlowStreamBudget(this.settings.slowStreamBudgetBytes);
-    this.turns = new TurnQueue({ concurrency: store && !store.readsInTurn ? NETWORK_READS_IN_FLIGHT : 1 });
   }
 
   /** The reads of the change log shared by this instance's streams of all changes (changeReader.ts). */
   allChanges(store: EndpointStore): ChangeReader {
     return (this.changeReader ??= new ChangeReader(store, this.turns, this.settings));
-  }
-
-  /** The events shared by this instance's streams of one endpoint (endpointReader.ts). */
-  endpointEvents(store: EndpointStore): EndpointReader {
-    return (this.endpointReader ??= new EndpointReader(store, this.turns, this.settings));
   }
 
   /** True once shutdown began: new streams end at once (their clients reconnect elsewhere). */
@@ -131,10 +119,7 @@ export class EventStreams {
       }
       const left = (this.perEndpoint.get(endpointId) ?? 1) - 1;
       if (left > 0) this.perEndpoint.set(endpointId, left);
-      else {
-        this.perEndpoint.delete(endpointId);
-        this.endpointReader?.forget(endpointId);
-      }
+      else this.perEndpoint.delete(endpointId);
     };
   }
 
@@ -166,7 +151,7 @@ export async function startEvents(options: {
   const feed = await store.openChangeFeed({
     onError: (err) => logger.warn({ err: { message: err.message } }, 'change feed connection lost; reconnecting'),
   });
-  const streams = new EventStreams(feed, options.settings, store);
+  const streams = new EventStreams(feed, options.settings);
   let sweeping: Promise<unknown> | undefined;
   const sweep = setInterval(() => {
     sweeping ??= store

@@ -7,16 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import express, { type Response } from 'express';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
-import { formatEvent } from '../../src/events/eventFormat.ts';
-import { openEventStream, type ResumePoint, resumePoint } from '../../src/events/session.ts';
+import { formatEvent, openEventStream, type ResumePoint, resumePoint } from '../../src/events/session.ts';
 import { type EventStreamSettings, EventStreams } from '../../src/events/streams.ts';
 import { createLogger } from '../../src/logger.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
 import { hashToken, tokenMatchesDigest } from '../../src/tokens.ts';
-import { openSse, type SseReader } from '../sseBlocks.ts';
 
 describe('resumePoint', () => {
   it('when neither header nor query is given, then the stream starts fresh', () => {
@@ -105,64 +103,8 @@ describe('openEventStream', () => {
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server!.once('listening', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/s`;
-    return { url, streams, subscriptions: () => subscriptions, reader: streams.endpointEvents(store) };
+    return { url, streams, subscriptions: () => subscriptions };
   }
-
-  /** The next `count` events' IDs and data of a stream. */
-  async function events(stream: SseReader, count: number) {
-    const got: { id: string | undefined; data: string | undefined }[] = [];
-    for (let i = 0; i < count; i++) {
-      const block = await stream.next();
-      got.push({ id: block?.id, data: block?.data });
-    }
-    return got;
-  }
-
-  /** Writes a new version of ep-1 (each different). */
-  const change = (n: number) =>
-    store!.update('ep-1', (cur) => {
-      const record = structuredClone(cur!.record);
-      record.config.blacklist = [`change-${n}`];
-      return { write: { record, state: cur!.state }, result: undefined };
-    });
-
-  it('when two streams of one endpoint follow its changes live, then each change is formatted once, the log is not read, and both get every change in order', async () => {
-    const { url, reader } = await serve();
-    const logReads = vi.spyOn(store!, 'eventsSince');
-    const streams = [await openSse(url), await openSse(url)];
-    try {
-      for (const stream of streams) expect((await stream.next())?.retry).toBe(2000);
-      for (const stream of streams) expect((await events(stream, 1)).map((e) => e.id)).toEqual(['0']);
-      for (let n = 1; n <= 3; n++) {
-        await change(n);
-        const [a, b] = await Promise.all(streams.map((stream) => events(stream, 1)));
-        expect(a).toEqual(b);
-        expect(a![0]!.id).toBe(String(n));
-        expect(JSON.parse(a![0]!.data!).config.blacklist).toEqual([`change-${n}`]);
-      }
-      expect(logReads).not.toHaveBeenCalled();
-      expect(reader.formatted).toBe(4); // event 0 and the three changes
-    } finally {
-      for (const stream of streams) stream.close();
-    }
-  });
-
-  it('when two streams of one endpoint resume from the same version, then the log is read once for both and each gets the events it missed', async () => {
-    const { url, reader } = await serve({ resume: { kind: 'after', version: 0 } });
-    for (let n = 1; n <= 5; n++) await change(n);
-    const logReads = vi.spyOn(store!, 'eventsSince');
-    const streams = await Promise.all([openSse(url), openSse(url)]);
-    try {
-      for (const stream of streams) expect((await stream.next())?.retry).toBe(2000);
-      const got = await Promise.all(streams.map((stream) => events(stream, 5)));
-      for (const stream of got) expect(stream.map((e) => e.id)).toEqual(['1', '2', '3', '4', '5']);
-      expect(got[0]).toEqual(got[1]);
-      expect(logReads).toHaveBeenCalledTimes(1);
-      expect(reader.reads).toBe(1);
-    } finally {
-      for (const stream of streams) stream.close();
-    }
-  });
 
   const until = async (what: string, condition: () => boolean) => {
     const deadline = Date.now() + 5000;
