@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from '../logger.ts';
 import { formatReset } from './changeReader.ts';
 import { HEARTBEAT, type ResumePoint } from './session.ts';
-import { type SlowStream, waitForDrain } from './slowStreams.ts';
+import { slowStreamOf, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 import type { EndpointStore } from '../store/port.ts';
 
@@ -52,17 +52,7 @@ export function openAllChangesStream(o: AllChangesStreamOptions): void {
   let pumping = false;
   let stalledSince: number | undefined;
 
-  const slow: SlowStream = {
-    held: () => res.writableLength,
-    evict: () => {
-      (o.req.log ?? o.logger).warn(
-        { stream: 'all', heldBytes: res.writableLength, budgetBytes: streams.slow.maxBytes },
-        'event stream ended: the slow streams held more than their budget; its client resumes with Last-Event-ID',
-      );
-      res.destroy();
-      end();
-    },
-  };
+  const slow = slowStreamOf(res, streams.slow, o.req.log ?? o.logger, { stream: 'all' }, () => end());
 
   const end = () => {
     if (ended) return;

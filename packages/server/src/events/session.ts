@@ -7,7 +7,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from '../logger.ts';
 import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
 import { messageNumberOf } from '../store/rows.ts';
-import { type SlowStream, waitForDrain } from './slowStreams.ts';
+import { slowStreamOf, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 
 export type EventType = 'record' | 'reset';
@@ -100,17 +100,14 @@ export function openEventStream(o: EventStreamOptions): void {
   let unsent = 0;
 
   /** This stream as the process-wide budget of slow streams sees it. */
-  const slow: SlowStream = {
-    held: () => res.writableLength + unsent,
-    evict: () => {
-      (o.req.log ?? o.logger).warn(
-        { endpoint: endpointId, heldBytes: res.writableLength + unsent, budgetBytes: streams.slow.maxBytes },
-        'event stream ended: the slow streams held more than their budget; its client resumes with Last-Event-ID',
-      );
-      res.destroy(); // what it holds is dropped with the socket
-      end();
-    },
-  };
+  const slow = slowStreamOf(
+    res,
+    streams.slow,
+    o.req.log ?? o.logger,
+    { endpoint: endpointId },
+    () => end(),
+    () => unsent,
+  );
 
   const end = () => {
     if (ended) return;

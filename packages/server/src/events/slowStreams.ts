@@ -6,6 +6,7 @@
 // (those waiting for a second or more first), which drops what they hold, and their clients resume
 // with Last-Event-ID.
 import type { Response } from 'express';
+import type { Logger } from '../logger.ts';
 
 /** A stream as the budget sees it. */
 export interface SlowStream {
@@ -125,4 +126,31 @@ export function waitForDrain(
     res.on('close', done);
     budget.waiting(slow); // may end this stream (and others) at once
   });
+}
+
+/**
+ * A stream writing to `res` as the budget sees it: it holds what its socket has queued plus
+ * `unsent()` (read and not yet written); evicted, it logs why (with `context`), drops its socket and
+ * everything it holds, and `end`s.
+ */
+export function slowStreamOf(
+  res: Response,
+  budget: SlowStreamBudget,
+  logger: Logger,
+  context: Record<string, unknown>,
+  end: () => void,
+  unsent: () => number = () => 0,
+): SlowStream {
+  const held = () => res.writableLength + unsent();
+  return {
+    held,
+    evict: () => {
+      logger.warn(
+        { ...context, heldBytes: held(), budgetBytes: budget.maxBytes },
+        'event stream ended: the slow streams held more than their budget; its client resumes with Last-Event-ID',
+      );
+      res.destroy(); // what it holds is dropped with the socket
+      end();
+    },
+  };
 }
