@@ -29,6 +29,27 @@ export function formatEvent(version: number, type: EventType, recordJson: string
 
 const EVENT_END = Buffer.from('\n\n');
 
+/**
+ * A row's record event, formatted once for every stream that sends it. The SQLite adapter hands the
+ * streams of an endpoint the same row object (its row cache), so both streams of a bridged community
+ * write the same bytes; a row read anew (PostgreSQL) is formatted by the stream that read it. A row
+ * past LARGE_ROW_CHARS is formatted by each stream, in its turn, and not kept: formatting the
+ * largest records for twenty streams at once would hold the event loop as twenty reads of the log
+ * would, and the cache would hold a second copy of them for as long as the row is cached.
+ */
+const formattedRows = new WeakMap<StoredEndpoint, Buffer>();
+const LARGE_ROW_CHARS = 64 * 1024;
+
+function rowEvent(row: StoredEndpoint): Buffer {
+  const kept = formattedRows.get(row);
+  if (kept) return kept;
+  const bytes = formatEvent(row.version, 'record', row.recordJson, messageNumberOf(row.state));
+  if (!isLarge(row)) formattedRows.set(row, bytes);
+  return bytes;
+}
+
+const isLarge = (row: StoredEndpoint) => row.recordJson.length > LARGE_ROW_CHARS;
+
 export const HEARTBEAT = ': heartbeat\n\n';
 
 /**
@@ -176,8 +197,21 @@ export function openEventStream(o: EventStreamOptions): void {
     const row = await store.get(endpointId);
     if (ended) return false;
     if (!(await authorized(row)) || ended || !row) return false;
-    if (last === undefined) {
-      send(row.version, o.resume.kind === 'unknown' ? 'reset' : 'record', row.recordJson, messageNumberOf(row.state));
+    if (last === undefined && o.resume.kind === 'unknown') {
+      send(row.version, 'reset', row.recordJson, messageNumberOf(row.state));
+      return false;
+    }
+    // The current record (a fresh stream), or the one version the client lacks (a live event): a
+    // write commits the row and its event in one transaction with the same record and message
+    // number, so the row is that event and the log need not be read.
+    if (last === undefined || row.version === last + 1) {
+      const sendRow = () => {
+        if (ended) return;
+        res.write(rowEvent(row));
+        last = row.version;
+      };
+      if (isLarge(row)) await streams.turns.run(sendRow);
+      else sendRow();
       return false;
     }
     if (row.version === last) return false;
@@ -205,7 +239,7 @@ export function openEventStream(o: EventStreamOptions): void {
     pumping = true;
     try {
       while (dirty && !ended) {
-        // Each look reads the store once, in its turn: other requests are served between two reads.
+        // Looks start in turns of the event loop (turns.ts): other requests are served between two turns.
         await streams.turns.wait();
         if (ended) break;
         dirty = false;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import express, { type Response } from 'express';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
 import { formatEvent, openEventStream, type ResumePoint, resumePoint } from '../../src/events/session.ts';
@@ -66,7 +66,10 @@ describe('openEventStream', () => {
     await store?.close();
   });
 
-  /** A bare app serving one stream per request of ep-1, over a feed that counts its subscriptions. */
+  /**
+   * A bare app serving one stream per request of ep-1 (from `resume`, else from the request's
+   * Last-Event-ID), over a feed that counts its subscriptions.
+   */
   async function serve(options: { resume?: ResumePoint; settings?: Partial<EventStreamSettings>; responses?: Response[] } = {}) {
     store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-session-')), 'store.sqlite'));
     await store.create('ep-1', hashToken('t'), initialRecord());
@@ -94,7 +97,7 @@ describe('openEventStream', () => {
         streams,
         endpointId: 'ep-1',
         stillAuthorized: (row) => tokenMatchesDigest(row.tokenHash, 't'),
-        resume: options.resume ?? { kind: 'fresh' },
+        resume: options.resume ?? resumePoint(req.headers['last-event-id'], undefined),
         req,
         res,
         logger,
@@ -175,6 +178,45 @@ describe('openEventStream', () => {
     } finally {
       socket.destroy();
     }
+  });
+
+  /** Reads a stream's events until `count` have arrived, as their raw text. */
+  async function events(url: string, count: number, headers: Record<string, string> = {}) {
+    const controller = new AbortController();
+    const response = await fetch(url, { headers, signal: controller.signal });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    const next = async () => {
+      while ((text.match(/\n\n(?=id: )|^id: /g)?.length ?? 0) < count || !text.endsWith('\n\n')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += value;
+      }
+      return text.split('\n\n').filter((e) => e.startsWith('id: '));
+    };
+    return { next, want: (n: number) => ((count = n), next()), close: () => controller.abort() };
+  }
+
+  it('when a stream is caught up, then each live event is the committed row, the same bytes a replay sends, without reading the log', async () => {
+    const { url } = await serve({ settings: { heartbeatMs: 60_000 } });
+    const live = await Promise.all([events(url, 1), events(url, 1)]);
+    for (const s of live) expect(await s.next()).toHaveLength(1); // version 0, the current record
+    const reads = vi.spyOn(store!, 'eventsSince');
+    for (let v = 1; v <= 5; v++) {
+      await store!.update('ep-1', (cur) => {
+        const record = structuredClone(cur!.record);
+        record.config.blacklist = [`v${v}`];
+        return { write: { record, state: cur!.state }, result: undefined };
+      });
+      for (const s of live) expect(await s.want(v + 1)).toHaveLength(v + 1);
+    }
+    expect(reads).not.toHaveBeenCalled();
+    const [first, second] = await Promise.all(live.map((s) => s.next()));
+    expect(second).toEqual(first);
+    const replay = await events(url, 5, { 'Last-Event-ID': '0' });
+    expect(await replay.next()).toEqual(first!.slice(1));
+    expect(first![5]).toContain('"blacklist":["v5"]');
+    for (const s of [...live, replay]) s.close();
   });
 
   it('when the streams are ended for shutdown, then each response ends and new ones end at once', async () => {
