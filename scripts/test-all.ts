@@ -5,8 +5,9 @@
 //
 // Steps marked `alongside` only read the tree, so they run one after another while vitest runs (its
 // tests wait on timers and sockets much of the time); their output is printed after vitest's. The
-// others write what tests also build (the client's dist/, the docs), so they run before vitest.
-import { spawn, spawnSync } from 'node:child_process';
+// others write what tests also build (the client's dist/, the docs), so they run before vitest, all
+// at once (each writes its own files), their output printed in order once they are done.
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 
 interface Step {
@@ -42,12 +43,6 @@ const record = (name: string, ok: boolean) => {
 
 const header = (step: Step) => `\n== ${step.name}: ${step.cmd.join(' ')}`;
 
-for (const step of steps.filter((s) => !s.alongside)) {
-  console.log(header(step));
-  const r = spawnSync(step.cmd[0]!, step.cmd.slice(1), { stdio: 'inherit' });
-  record(step.name, r.status === 0);
-}
-
 /** Runs a step with its output (stdout and stderr, interleaved) kept for later. */
 const captured = (step: Step) =>
   new Promise<{ step: Step; ok: boolean; output: string }>((resolve) => {
@@ -58,6 +53,13 @@ const captured = (step: Step) =>
     child.on('error', (err) => resolve({ step, ok: false, output: `${output}${err.message}\n` }));
     child.on('close', (code) => resolve({ step, ok: code === 0, output }));
   });
+
+for (const { step, ok, output } of await Promise.all(steps.filter((s) => !s.alongside).map(captured))) {
+  console.log(header(step));
+  process.stdout.write(output);
+  record(step.name, ok);
+}
+
 const alongside = (async () => {
   const done = [];
   for (const step of steps.filter((s) => s.alongside)) done.push(await captured(step));

@@ -100,17 +100,32 @@ export class ListenError extends Error {
   }
 }
 
-/** Slow clients: the head must arrive within 10 s and the whole request within 30 s. */
-const SERVER_LIMITS = {
+/** How long a client may take to send a request before it is answered 408 and disconnected. */
+export interface SlowClientLimits {
+  /** For the request line and headers. */
+  headersTimeoutMs: number;
+  /** For the whole request, body included. */
+  requestTimeoutMs: number;
+  /** How often Node looks for connections over either limit. */
+  checkIntervalMs: number;
+}
+
+/**
+ * The head must arrive within 10 s (the spec's `request-timeout` problem says so) and the whole
+ * request within 30 s. Node checks both on a timer, every second here (its default, 30 s, would make
+ * the 10 s limit meaningless).
+ */
+export const SLOW_CLIENT_LIMITS: SlowClientLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, checkIntervalMs: 1_000 };
+
+const serverLimits = (slowClients: SlowClientLimits) => ({
   // Every update parameter travels in the query string: 1500 code points percent-encoded can take
   // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
   maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
-  headersTimeout: 10_000,
-  requestTimeout: 30_000,
-  // Node checks both on a timer, every second here (its default, 30 s, would make the 10 s limit meaningless).
-  connectionsCheckingInterval: 1_000,
+  headersTimeout: slowClients.headersTimeoutMs,
+  requestTimeout: slowClients.requestTimeoutMs,
+  connectionsCheckingInterval: slowClients.checkIntervalMs,
   requireHostHeader: false, // answered by rejectMissingHost, with a problem document
-};
+});
 
 interface Listening {
   server: Server;
@@ -126,8 +141,9 @@ async function serve(
   host: string,
   configure: (server: Server) => void,
   portName: string,
+  slowClients: SlowClientLimits,
 ): Promise<Listening> {
-  const server: Server = createServer(SERVER_LIMITS, (req: IncomingMessage, res: ServerResponse) => {
+  const server: Server = createServer(serverLimits(slowClients), (req: IncomingMessage, res: ServerResponse) => {
     drain.track(req, res);
     if (needsHost(req)) return rejectMissingHost(res);
     const target = originForm(req.url ?? '');
@@ -163,6 +179,8 @@ export interface ListenOptions {
   connections?: ConnectionLimits;
   /** A second listener on `host` serving only the probes and the metrics; undefined: none. */
   managementPort?: number | undefined;
+  /** Default SLOW_CLIENT_LIMITS. */
+  slowClients?: SlowClientLimits;
 }
 
 export async function listen(deps: AppDeps, port: number, host: string, options: ListenOptions = {}): Promise<HttpListener> {
@@ -170,7 +188,15 @@ export async function listen(deps: AppDeps, port: number, host: string, options:
   const connections = options.connections ?? DEFAULT_CONNECTION_LIMITS;
   // Express's compiled `trust proxy` setting: whether a peer at hop 0 is a trusted proxy.
   const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
-  const main = await serve(app, port, host, (server) => limitConnections(server, connections, (address) => trusted(address, 0)), 'PORT');
+  const slowClients = options.slowClients ?? SLOW_CLIENT_LIMITS;
+  const main = await serve(
+    app,
+    port,
+    host,
+    (server) => limitConnections(server, connections, (address) => trusted(address, 0)),
+    'PORT',
+    slowClients,
+  );
   let management: Listening | undefined;
   if (options.managementPort !== undefined) {
     // Its own listener, with its own connection budget, so probes and scrapes get through when the
@@ -187,6 +213,7 @@ export async function listen(deps: AppDeps, port: number, host: string, options:
         host,
         (server) => (server.maxConnections = MANAGEMENT_MAX_CONNECTIONS),
         'CHATBRIDGE_MANAGEMENT_PORT',
+        slowClients,
       );
     } catch (error) {
       await main.close();

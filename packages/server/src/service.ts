@@ -10,7 +10,7 @@ import { instrumentStore, measureGroupCommits } from './observability/instrument
 import { createMetrics, type DeliveryOutcome } from './observability/metrics.ts';
 import { Relay, type RelayStats } from './relay/relay.ts';
 import { createRateLimits, type RateLimitSettings } from './http/rateLimits.ts';
-import { type HttpListener, listen } from './server.ts';
+import { type HttpListener, listen, type SlowClientLimits } from './server.ts';
 import type { EndpointStore } from './store/port.ts';
 
 export interface ServiceOptions {
@@ -43,6 +43,8 @@ export interface ServiceOptions {
   events?: Partial<EventStreamSettings>;
   /** The built HTML docs served at `/-/docs`; default: where `pnpm build` puts them. */
   docsFile?: string;
+  /** How long clients may take to send a request; default SLOW_CLIENT_LIMITS (server.ts). */
+  slowClients?: SlowClientLimits;
 }
 
 const DELIVERY_OUTCOMES: Record<Exclude<keyof RelayStats, 'expired'>, DeliveryOutcome> = {
@@ -124,6 +126,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     http = await listen(deps, port, host, {
       ...(options.connections && { connections: options.connections }),
       managementPort: options.managementPort,
+      ...(options.slowClients && { slowClients: options.slowClients }),
     });
   } catch (error) {
     // Nothing listens: what was opened for it is closed, so the process can end.

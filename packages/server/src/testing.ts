@@ -37,6 +37,7 @@ export interface TestServerOptions {
   validateResponses?: boolean;
   /** The docs page `/-/docs` serves; default: a small stand-in page (tests run from the sources, unbuilt). */
   docsFile?: string;
+  slowClients?: ServiceOptions['slowClients'];
 }
 
 /** A stand-in for the built docs page, so that `/-/docs` answers as on a built server. */
@@ -66,6 +67,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.connections && { connections: options.connections }),
       ...(options.managementPort !== undefined && { managementPort: options.managementPort }),
       ...(options.trustProxy !== undefined && { trustProxy: options.trustProxy }),
+      ...(options.slowClients && { slowClients: options.slowClients }),
       docsFile: options.docsFile ?? standInDocs(dir),
     },
     0,

@@ -4,12 +4,11 @@
 // The validator is therefore told to let unknown names through (allowUnknownQueryParameters), and this
 // check answers for them: after the validator when it accepts the request, and beside its findings in
 // the error handler when it does not.
-import { readFileSync } from 'node:fs';
 import type { Request, RequestHandler } from 'express';
-import { parse as parseYaml } from 'yaml';
 import type { Issue } from '../domain/issues.ts';
 import { openapiOf } from './operations.ts';
 import { invalid } from './problem.ts';
+import { specDocument } from './specDocument.ts';
 
 /** The query names one operation takes. */
 export interface QueryNames {
@@ -44,7 +43,7 @@ interface Spec {
  * query parameters, and the query names of the API-key schemes its security accepts.
  */
 export function queryNamesByOperation(specPath: string): Map<string, QueryNames> {
-  const spec = parseYaml(readFileSync(specPath, 'utf8')) as Spec;
+  const spec = specDocument(specPath) as Spec;
   const resolve = (p: SpecParameter) => (p.$ref ? (spec.components?.parameters?.[p.$ref.split('/').pop() ?? ''] ?? {}) : p);
   const schemes = spec.components?.securitySchemes ?? {};
   const byOperation = new Map<string, QueryNames>();

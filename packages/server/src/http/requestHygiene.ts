@@ -3,13 +3,12 @@
 // query keys are plain names, and integer parameters are written as plain decimal integers (the
 // validator's coercion would accept "Infinity", "1e3" or "0x10"). Each failure is a 400 naming the
 // parameter.
-import { readFileSync } from 'node:fs';
 import { parse as parseQuery } from 'node:querystring';
 import express, { type Express, type Request, type RequestHandler } from 'express';
-import { parse as parseYaml } from 'yaml';
 import type { Issue } from '../domain/issues.ts';
 import { invalid } from './problem.ts';
 import { decodeQueryComponent, rawQueryPairs } from './queryText.ts';
+import { specDocument } from './specDocument.ts';
 
 interface SpecParameter {
   name?: string;
@@ -19,7 +18,7 @@ interface SpecParameter {
 
 /** Every query parameter the spec declares: its path template, name and schema type (read once at start-up). */
 function queryParametersOf(specPath: string): { path: string; name: string; type: string | undefined }[] {
-  const spec = parseYaml(readFileSync(specPath, 'utf8')) as {
+  const spec = specDocument(specPath) as {
     paths?: Record<string, Record<string, { parameters?: SpecParameter[] }> & { parameters?: SpecParameter[] }>;
     components?: { parameters?: Record<string, SpecParameter> };
   };
@@ -119,7 +118,7 @@ function countQueryParameters(url: string): number {
 
 /** The spec's path templates (read once at start-up). */
 export function pathTemplatesOf(specPath: string): string[] {
-  return Object.keys((parseYaml(readFileSync(specPath, 'utf8')) as { paths?: Record<string, unknown> }).paths ?? {});
+  return Object.keys((specDocument(specPath) as { paths?: Record<string, unknown> }).paths ?? {});
 }
 
 const decodes = (segment: string) => {

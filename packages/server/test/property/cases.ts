@@ -429,8 +429,24 @@ function bodyArb(op: OperationSpec): fc.Arbitrary<BodyDraft | undefined> {
 
 const MODE: fc.Arbitrary<Mode> = weighted<Mode>([30, fc.constant('clean')], [45, fc.constant('one-defect')], [25, fc.constant('chaos')]);
 
+/**
+ * A chain step's arbitraries, built once per key and reused. Building those of an operation with
+ * dozens of query parameters costs several times more than drawing a draft from them, and a chain
+ * step runs for every draft. fast-check's arbitraries hold no state, so a reused one draws from the
+ * random stream exactly what a new one would: the seed still fixes every request.
+ */
+function builtOnce<T>(): (key: string, build: () => fc.Arbitrary<T>) => fc.Arbitrary<T> {
+  const built = new Map<string, fc.Arbitrary<T>>();
+  return (key, build) => {
+    let arbitrary = built.get(key);
+    if (!arbitrary) built.set(key, (arbitrary = build()));
+    return arbitrary;
+  };
+}
+
 export function draftArb(op: OperationSpec): fc.Arbitrary<Draft> {
-  return MODE.chain((mode) => draftIn(op, mode));
+  const once = builtOnce<Draft>();
+  return MODE.chain((mode) => once(mode, () => draftIn(op, mode)));
 }
 
 function draftIn(op: OperationSpec, mode: Mode): fc.Arbitrary<Draft> {
@@ -449,58 +465,64 @@ function draftIn(op: OperationSpec, mode: Mode): fc.Arbitrary<Draft> {
   const defectAndTarget = defect.chain((d) =>
     (d === 'parameter' ? fc.nat(queryParams.length - 1) : fc.constant(-1)).map((k) => [d, k] as const),
   );
-  return defectAndTarget.chain(([d, target]) => {
-    const pathShare = mode === 'chaos' ? 40 : d === 'path' ? 100 : 0;
-    const path = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, pathChoice(op, p, pathShare)]))) as fc.Arbitrary<
-      Record<string, PathChoice>
-    >;
-    const extra: fc.Arbitrary<Item[]> =
-      d === 'unknown'
-        ? unknownItem(op).map((o) => [o])
-        : mode === 'chaos'
-          ? weighted<Item[]>(
-              [queryParams.length ? 82 : 55, fc.constant([])],
-              [queryParams.length ? 18 : 45, fc.array(unknownItem(op), { minLength: 1, maxLength: 3 })],
-            )
-          : fc.constant([]);
-    const items = fc
-      .tuple(
-        fc.tuple(...queryParams.map((p, i) => (i === target ? defectFor(op, p) : paramItems(op, p, optionalCount, mode)))) as fc.Arbitrary<
-          Item[][]
-        >,
-        extra,
-        fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
-      )
-      .map(([perParam, more, orderKeys]) =>
-        [...perParam.flat(), ...more]
-          .map((it, i) => ({ ...it, order: orderKeys[i % orderKeys.length]! + i / 1000 }))
-          .sort((a, b) => a.order - b.order),
-      );
-    // Header parameters: present now and then (always when required), hostile like the rest in chaos.
-    const headerParams = fc
-      .tuple(
-        ...op.params
-          .filter((p) => p.in === 'header')
-          .map((p) =>
-            weighted<HeaderItem[]>(
-              [p.required ? 0 : 70, fc.constant([])],
-              [30, valueFor(p, mode === 'chaos' ? 45 : 0).map((d) => [{ name: p.name, value: d.raw ?? '', kind: `${p.name}:${d.kind}` }])],
+  const once = builtOnce<Draft>();
+  return defectAndTarget.chain(([d, target]) =>
+    once(`${d} ${target}`, () => {
+      const pathShare = mode === 'chaos' ? 40 : d === 'path' ? 100 : 0;
+      const path = fc.record(Object.fromEntries(pathParams.map((p) => [p.name, pathChoice(op, p, pathShare)]))) as fc.Arbitrary<
+        Record<string, PathChoice>
+      >;
+      const extra: fc.Arbitrary<Item[]> =
+        d === 'unknown'
+          ? unknownItem(op).map((o) => [o])
+          : mode === 'chaos'
+            ? weighted<Item[]>(
+                [queryParams.length ? 82 : 55, fc.constant([])],
+                [queryParams.length ? 18 : 45, fc.array(unknownItem(op), { minLength: 1, maxLength: 3 })],
+              )
+            : fc.constant([]);
+      const items = fc
+        .tuple(
+          fc.tuple(
+            ...queryParams.map((p, i) => (i === target ? defectFor(op, p) : paramItems(op, p, optionalCount, mode))),
+          ) as fc.Arbitrary<Item[][]>,
+          extra,
+          fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
+        )
+        .map(([perParam, more, orderKeys]) =>
+          [...perParam.flat(), ...more]
+            .map((it, i) => ({ ...it, order: orderKeys[i % orderKeys.length]! + i / 1000 }))
+            .sort((a, b) => a.order - b.order),
+        );
+      // Header parameters: present now and then (always when required), hostile like the rest in chaos.
+      const headerParams = fc
+        .tuple(
+          ...op.params
+            .filter((p) => p.in === 'header')
+            .map((p) =>
+              weighted<HeaderItem[]>(
+                [p.required ? 0 : 70, fc.constant([])],
+                [
+                  30,
+                  valueFor(p, mode === 'chaos' ? 45 : 0).map((d) => [{ name: p.name, value: d.raw ?? '', kind: `${p.name}:${d.kind}` }]),
+                ],
+              ),
             ),
-          ),
-      )
-      .map((hs) => (hs as HeaderItem[][]).flat());
-    const adminAuth = !bearer
-      ? fc.constant(undefined)
-      : mode === 'chaos' || d === 'auth'
-        ? adminAuthArb.filter((a) => mode === 'chaos' || a !== 'ok')
-        : fc.constant<AdminAuth>('ok');
-    const body = mode === 'chaos' ? bodyArb(op) : d === 'body' ? hostileBodyArb(op) : op.body ? validBodyArb(op) : fc.constant(undefined);
-    return fc
-      .record({ path, items, headerParams, noise: mode === 'chaos' ? noiseArb : quietNoiseArb, adminAuth, body })
-      .map(({ path, items, headerParams, noise, adminAuth, body }) =>
-        withDescription({ op, mode, path, items, headerParams, noise, ...(adminAuth && { adminAuth }), ...(body && { body }) }),
-      );
-  });
+        )
+        .map((hs) => (hs as HeaderItem[][]).flat());
+      const adminAuth = !bearer
+        ? fc.constant(undefined)
+        : mode === 'chaos' || d === 'auth'
+          ? adminAuthArb.filter((a) => mode === 'chaos' || a !== 'ok')
+          : fc.constant<AdminAuth>('ok');
+      const body = mode === 'chaos' ? bodyArb(op) : d === 'body' ? hostileBodyArb(op) : op.body ? validBodyArb(op) : fc.constant(undefined);
+      return fc
+        .record({ path, items, headerParams, noise: mode === 'chaos' ? noiseArb : quietNoiseArb, adminAuth, body })
+        .map(({ path, items, headerParams, noise, adminAuth, body }) =>
+          withDescription({ op, mode, path, items, headerParams, noise, ...(adminAuth && { adminAuth }), ...(body && { body }) }),
+        );
+    }),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -358,7 +358,9 @@ describe('SqliteEndpointStore row cache', () => {
   it('when updates share a turn, then one group commit reports them all with its statements and COMMIT timed; a failed COMMIT reports none', async () => {
     const commits: GroupCommitTiming[] = [];
     const file = scratchFile();
-    const store = new SqliteEndpointStore(file);
+    // Without waiting for another process's lock: the failed COMMIT below comes at once, not after
+    // the default 5 s of retries.
+    const store = new SqliteEndpointStore(file, { busyTimeoutMs: 0, lockWaitMs: 0 });
     store.observeGroupCommits((c) => commits.push(c));
     for (const id of ['a', 'b', 'c']) await store.create(id, hashToken('t'), initialRecord());
     const rewrite = (cur: StoredEndpoint | undefined) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined });
@@ -372,8 +374,6 @@ describe('SqliteEndpointStore row cache', () => {
     // Another connection holds the write lock past the busy timeout: BEGIN fails, nothing committed, nothing reported.
     const other = new DatabaseSync(file);
     other.exec('PRAGMA busy_timeout = 0; BEGIN IMMEDIATE');
-    // biome-ignore lint/complexity/useLiteralKeys: bracket access reaches the store's private connection, to shorten its lock wait
-    store['db'].exec('PRAGMA busy_timeout = 0');
     await expect(store.update('b', rewrite)).rejects.toThrow(/locked|busy/i);
     other.exec('ROLLBACK');
     other.close();
