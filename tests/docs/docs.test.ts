@@ -4,29 +4,18 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const PAGE = join(ROOT, 'docs', 'index.html');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let browser: Browser;
 beforeAll(async () => {
   const built = spawnSync('pnpm', ['-s', 'spec:docs'], { cwd: ROOT, encoding: 'utf8' });
   if (built.status !== 0) throw new Error(`pnpm spec:docs failed:\n${built.stdout}${built.stderr}`);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
