@@ -21,11 +21,6 @@ export class TurnQueue {
   private scheduled = false;
   private reading = false;
 
-  /** Reads and looks waiting now. */
-  get size(): number {
-    return this.reads.length + this.looks.length;
-  }
-
   /** Runs `work` (a read of the log) in its turn: on a later turn of the event loop, after the reads queued before it have settled. */
   async run<T>(work: () => Promise<T> | T): Promise<T> {
     await new Promise<void>((resolve) => {
