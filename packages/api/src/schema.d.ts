@@ -94,9 +94,16 @@ export interface paths {
         };
         /**
          * Read an endpoint
-         * @description Returns the full endpoint record. Bots on platforms without webhooks read it to find a pending
-         *     message (`meta.trigger` true) that their platform has not read yet; rather than polling, they can
-         *     follow `streamEndpointEvents`, which sends the record again after every committed change.
+         * @description Returns the full endpoint record. Bots on platforms without webhooks read it to find a message
+         *     (`meta.trigger` true) that their platform has not read yet; rather than polling, they can follow
+         *     `streamEndpointEvents`, which sends the record again after every committed change.
+         *
+         *     **One message at a time, none lost.** The service keeps every accepted message until every
+         *     bridged platform has it (its message log, `listMessages`). `meta` shows one of them: for a
+         *     platform (a bot key's, or `platform`), the oldest that platform has not read; otherwise the
+         *     oldest that some platform has not read. `Chatbridge-Message-Number` names it. A bot that relays it
+         *     and calls `markRead` with that number is shown the next one on its next read, in order. Once every
+         *     platform has read everything, the record is idle (`trigger` false, initial message fields).
          */
         get: operations["getEndpoint"];
         put?: never;
@@ -155,9 +162,26 @@ export interface paths {
          *     `isbeta` for all of them. Message parameters overwrite the matching `meta.message` field.
          *
          *     **Sender and trigger.** `sender` sets `meta.sender` and marks that platform read. `trigger=true`
-         *     starts a new message: `meta.read` becomes `true` for the sender and for every platform with no
+         *     accepts a new message: `meta.read` becomes `true` for the sender and for every platform with no
          *     channels, and `false` for the others. The parameters of a request are applied in this order:
          *     config, then message fields, then `sender`, then `trigger`.
+         *
+         *     **Every message is kept.** A message accepted with `trigger=true` gets the endpoint's next number
+         *     and is appended to its message log in the same transaction; it stays queued until every platform
+         *     it is for has read it (`markRead`, or the service's own webhook delivery for `selfuse`). A newer
+         *     message never replaces, supersedes or drops an older one: bots are shown them oldest first (see
+         *     `getEndpoint`), and each webhook receives them in number order. The answer shows the message just
+         *     accepted, its number in `Chatbridge-Message-Number`, even while older ones are still queued. A
+         *     message's content is fixed when it is accepted: message parameters sent later without
+         *     `trigger=true` prepare the next message. `trigger=false` withdraws every unread message: their
+         *     copies not yet read are given up (`expired` in `listMessages`, never delivered) and the endpoint
+         *     returns to idle.
+         *
+         *     **Bounds.** An endpoint holds at most 1,000 unread messages and 4 MiB (UTF-8) of their content.
+         *     A message past either bound is answered `429` with `Retry-After`, naming the bound, and nothing is
+         *     changed; every message accepted before stays queued and is delivered. A message still unread
+         *     after the message TTL (`CHATBRIDGE_MESSAGE_TTL_SECONDS`, default 600) has its unread copies given
+         *     up, so it stops holding its platforms' queues; it stays in the log, `expired`.
          *
          *     **Text.** Every text parameter refuses the control characters U+0000 to U+001F other than tab,
          *     line feed and carriage return (`%00` to `%1F` once percent-decoded): `400` naming the parameter,
@@ -171,8 +195,10 @@ export interface paths {
          *     the budget existed) can still be updated by changes that do not make it larger.
          *
          *     **Checking only.** With `only_check=true` nothing is changed: every other parameter is still
-         *     validated (an invalid one is still `400`) but ignored, and the record is returned. A request with
-         *     only `token` also changes nothing and returns the record.
+         *     validated (an invalid one is still `400`) but ignored, and the record is returned as `getEndpoint`
+         *     would show it to the caller: to a bot key, the oldest message its platform has not read; to a
+         *     token, the oldest message some platform has not read. A request with only `token` also changes
+         *     nothing and returns the record as committed.
          */
         post: operations["updateEndpoint"];
         delete?: never;
@@ -197,20 +223,21 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Mark the current message read
-         * @description Records that `platform` has read (relayed) the pending message, and returns the record as
-         *     committed. When this makes every read flag `true`, the endpoint returns to idle in the same
-         *     transaction: `trigger` false, `sender` and `sender-channel` null, the message fields back to their
-         *     initial values (content and author `null`, attachments empty, embed members `None`, `isReply`
-         *     false, reply fields `null`) and every read flag `false`. Config is never touched.
+         * Mark a message read
+         * @description Records that `platform` has read (relayed) a message: the one named by `message_number`, else
+         *     the oldest it has not read (the one `getEndpoint` with that `platform` shows). The answer is the
+         *     record as that platform now sees it: the next message it has to relay, if any, with its number in
+         *     `Chatbridge-Message-Number`. Messages may be marked in any order; marking one the platform has
+         *     read already changes nothing (`200`).
          *
-         *     While no message is pending (idle), or when the platform has already read it, nothing changes.
-         *     A bot names the message it relayed with `message_number` (from the `Chatbridge-Message-Number`
-         *     header of the answer it read the message from): a new message may replace the one it relayed
-         *     before its `markRead` arrives, and without the number that new message would be marked read and
-         *     never relayed to this platform.
-         *     Bots on platforms without webhooks (`chat_c`, `chat_d`) poll `getEndpoint` and call this after
-         *     relaying; for self-user endpoints the service marks `chat_a`/`chat_b` itself after delivering.
+         *     When every platform has read every message, the endpoint returns to idle in the same transaction:
+         *     `trigger` false, `sender` and `sender-channel` null, the message fields back to their initial
+         *     values (content and author `null`, attachments empty, embed members `None`, `isReply` false, reply
+         *     fields `null`) and every read flag `false`. Config is never touched.
+         *
+         *     Bots on platforms without webhooks (`chat_c`, `chat_d`) poll `getEndpoint` (or follow a stream)
+         *     and call this after relaying; for self-user endpoints the service marks `chat_a`/`chat_b` itself
+         *     after delivering to their webhooks.
          */
         post: operations["markRead"];
         delete?: never;
@@ -279,6 +306,44 @@ export interface paths {
          *     event format is described with the `200` response.
          */
         get: operations["streamEndpointEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/{endpoint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the message log
+         * @description Returns the endpoint's message log after `after`, oldest first: every message accepted with
+         *     `trigger=true`, what it said, which platforms have read it and where it stands. A bot back from
+         *     downtime fetches what it missed with `platform` set to its own (only what it has not read yet),
+         *     and a stream client whose `Last-Event-ID` is older than the stream keeps does the same.
+         *
+         *     **What is kept.** A message stays in the log while any platform has not read it. After that it is
+         *     kept for catch-up at least while it is among the endpoint's newest 1,000 messages and less than
+         *     24 hours old, then pruned. Unread messages are bounded per endpoint (1,000, or 4 MiB of content;
+         *     see `updateEndpoint`); a message unread after the message TTL (`CHATBRIDGE_MESSAGE_TTL_SECONDS`,
+         *     default 600) has its unread copies given up: it stays listed, `expired`.
+         *
+         *     A message no other platform takes part in (no other platform has channels) is not queued, and is
+         *     not listed.
+         */
+        get: operations["listMessages"];
         put?: never;
         post?: never;
         delete?: never;
@@ -869,6 +934,45 @@ export interface components {
          *     (a `oneOf` of the kinds, each told apart by a member naming it).
          */
         EndpointEvent: components["schemas"]["EndpointRecord"];
+        /**
+         * @description Where a message stands: `pending` while some platform (or, in a list filtered by `platform`, that
+         *     platform) has not read it; `read` once every platform has; `expired` when some platform's copy was
+         *     given up (unread after the message TTL, refused by its webhook, or withdrawn with `trigger=false`)
+         *     and none is pending.
+         * @enum {string}
+         */
+        MessageState: "pending" | "read" | "expired";
+        /** @description One message of an endpoint's message log, as it was accepted. */
+        LoggedMessage: {
+            /**
+             * Format: int64
+             * @description The message's number (`Chatbridge-Message-Number` when it was shown).
+             */
+            number: number;
+            /** @description The platform it came from. */
+            sender: components["schemas"]["Platform"] | null;
+            /** @description The channel it came from. */
+            sender_channel: string | null;
+            message: components["schemas"]["Message"];
+            read: components["schemas"]["ReadFlags"];
+            state: components["schemas"]["MessageState"];
+            /**
+             * Format: date-time
+             * @description When it was accepted.
+             */
+            created_at: string;
+        };
+        /** @description A page of an endpoint's message log, ascending by number. */
+        MessagePage: {
+            messages: components["schemas"]["LoggedMessage"][];
+            /** @description More messages follow the last one listed; ask again with `after` set to its number. */
+            more: boolean;
+            /**
+             * Format: int64
+             * @description The number of the endpoint's newest message (0 before the first).
+             */
+            newest: number;
+        };
         /** @description An endpoint that bridges the channel looked up, and the bridge (position) it stands at. */
         ChannelMatch: {
             /** @description The endpoint ID. */
@@ -1116,7 +1220,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A rate limit was reached: too many failed authentications from this address (for this endpoint, or in all), too many requests for this endpoint, or (`streamEndpointEvents`) too many streams open for this endpoint. Wait `Retry-After` seconds. Nothing was changed. */
+        /** @description A rate limit was reached: too many failed authentications from this address (for this endpoint, or in all), too many requests for this endpoint, (`streamEndpointEvents`) too many streams open for this endpoint, or (`updateEndpoint` with `trigger=true`) the endpoint's unread messages are at their bound (1,000 messages or 4 MiB of content): the message was not accepted, and every message accepted before stays queued. Wait `Retry-After` seconds. Nothing was changed. */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -1195,7 +1299,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description `message_number` names a message that is no longer pending: a newer message replaced it, or it finished or expired. Nothing was marked; read the record again for what is pending now. */
+        /** @description `message_number` names a message that was never issued (above the newest). Nothing was marked. */
         MessageNotPending: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1259,6 +1363,22 @@ export interface components {
             };
             content: {
                 "text/event-stream": components["schemas"]["EndpointEvent"];
+            };
+        };
+        /** @description A page of the endpoint's message log. */
+        MessagePage: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["MessagePage"];
             };
         };
         /** @description The endpoints that bridge the channel (an empty list when none). */
@@ -1578,6 +1698,16 @@ export interface components {
          */
         token: string;
         /**
+         * @description The platform reading the record. `meta` then shows the oldest message that platform has not read
+         *     (with its `read` flags and its number in `Chatbridge-Message-Number`), so a bot that loops "read,
+         *     relay when `trigger` is true and its `read` flag is false, `markRead` with the number" walks the
+         *     queue in order, each message once. Without it, a token's holder is shown the oldest message some
+         *     platform has not read. With a bot key it defaults to the key's platform and must be that platform
+         *     (`403` otherwise).
+         * @example chat_c
+         */
+        view_platform: components["schemas"]["Platform"];
+        /**
          * @description Makes every list parameter of this request overwrite the element at this zero-based position
          *     instead of appending. The position must already exist in each list named by the request. `400`, with
          *     nothing applied, when it does not, when a list value is comma-separated, when no list parameter is
@@ -1844,10 +1974,10 @@ export interface components {
         platform: components["schemas"]["Platform"];
         /**
          * @description The number of the message the bot relayed: the `Chatbridge-Message-Number` header of the answer it
-         *     read the message from. When given, only that message is marked: if it is no longer pending (a newer
-         *     message replaced it, or it finished or expired), nothing changes and the answer is `409`, so an
-         *     acknowledgement that arrives late never marks a message the bot has not relayed. Without it, the
-         *     message pending when the request is processed is marked (the behaviour of bots written before it).
+         *     read the message from. Only that message is marked, whatever else is queued; marking a message the
+         *     platform has read already (or whose copy expired) changes nothing and is still `200`, so a bot may
+         *     repeat an acknowledgement. A number above the newest is `409`. Without it, the oldest message the
+         *     platform has not read is marked: the one `getEndpoint` with that `platform` shows.
          * @example 1
          */
         message_number: number;
@@ -1869,6 +1999,23 @@ export interface components {
          * @example 41
          */
         "Last-Event-ID": string;
+        /**
+         * @description Messages numbered above this one are listed (default 0, from the oldest the log keeps).
+         * @example 0
+         */
+        after: number;
+        /**
+         * @description At most this many messages, 1 to 500 (default 100).
+         * @example 100
+         */
+        message_limit: number;
+        /**
+         * @description Only the messages this platform has not read yet (pending for it), and each item's `state` is that
+         *     platform's. With a bot key it defaults to no filter, and when given must be the key's platform
+         *     (`403` otherwise).
+         * @example chat_c
+         */
+        list_platform: components["schemas"]["Platform"];
         /**
          * @description The platform of the channel to look up.
          * @example chat_b
@@ -2011,9 +2158,11 @@ export interface components {
          */
         "Retry-After": number;
         /**
-         * @description While a message is pending: its number, which grows by one with every `trigger=true` on this
-         *     endpoint. Absent while the endpoint is idle. Pass it to `markRead` as `message_number` to
-         *     acknowledge exactly the message the bot relayed.
+         * @description The number of the message the answer's `meta` shows: every accepted message (`trigger=true`) gets
+         *     the next number of its endpoint. On `getEndpoint` and `markRead` it is the message shown to the
+         *     reader (see `getEndpoint`'s `platform`); on `updateEndpoint`, the newest message (with
+         *     `trigger=true`, the one just accepted). Absent while nothing is unread (idle). Pass it to
+         *     `markRead` as `message_number` to acknowledge exactly the message the bot relayed.
          * @example 7
          */
         "Chatbridge-Message-Number": number;
@@ -2085,6 +2234,16 @@ export interface operations {
                  * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
                  */
                 token?: components["parameters"]["token"];
+                /**
+                 * @description The platform reading the record. `meta` then shows the oldest message that platform has not read
+                 *     (with its `read` flags and its number in `Chatbridge-Message-Number`), so a bot that loops "read,
+                 *     relay when `trigger` is true and its `read` flag is false, `markRead` with the number" walks the
+                 *     queue in order, each message once. Without it, a token's holder is shown the oldest message some
+                 *     platform has not read. With a bot key it defaults to the key's platform and must be that platform
+                 *     (`403` otherwise).
+                 * @example chat_c
+                 */
+                platform?: components["parameters"]["view_platform"];
             };
             header?: never;
             path: {
@@ -2101,6 +2260,7 @@ export interface operations {
             200: components["responses"]["Record"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -2415,10 +2575,10 @@ export interface operations {
                 platform?: components["parameters"]["platform"];
                 /**
                  * @description The number of the message the bot relayed: the `Chatbridge-Message-Number` header of the answer it
-                 *     read the message from. When given, only that message is marked: if it is no longer pending (a newer
-                 *     message replaced it, or it finished or expired), nothing changes and the answer is `409`, so an
-                 *     acknowledgement that arrives late never marks a message the bot has not relayed. Without it, the
-                 *     message pending when the request is processed is marked (the behaviour of bots written before it).
+                 *     read the message from. Only that message is marked, whatever else is queued; marking a message the
+                 *     platform has read already (or whose copy expired) changes nothing and is still `200`, so a bot may
+                 *     repeat an acknowledgement. A number above the newest is `409`. Without it, the oldest message the
+                 *     platform has not read is marked: the one `getEndpoint` with that `platform` shows.
                  * @example 1
                  */
                 message_number?: components["parameters"]["message_number"];
@@ -2490,6 +2650,55 @@ export interface operations {
             200: components["responses"]["EventStream"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    listMessages: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
+                 *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
+                 * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
+                 */
+                token?: components["parameters"]["token"];
+                /**
+                 * @description Messages numbered above this one are listed (default 0, from the oldest the log keeps).
+                 * @example 0
+                 */
+                after?: components["parameters"]["after"];
+                /**
+                 * @description At most this many messages, 1 to 500 (default 100).
+                 * @example 100
+                 */
+                limit?: components["parameters"]["message_limit"];
+                /**
+                 * @description Only the messages this platform has not read yet (pending for it), and each item's `state` is that
+                 *     platform's. With a bot key it defaults to no filter, and when given must be the key's platform
+                 *     (`403` otherwise).
+                 * @example chat_c
+                 */
+                platform?: components["parameters"]["list_platform"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MessagePage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

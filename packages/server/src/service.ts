@@ -53,6 +53,7 @@ const DELIVERY_OUTCOMES: Record<Exclude<keyof RelayStats, 'expired'>, DeliveryOu
   rejected: 'rejected',
   gaveUp: 'gave_up',
   superseded: 'superseded',
+  held: 'held',
 };
 
 export interface RunningService {

@@ -15,7 +15,8 @@
 //     2xx → delivered (even if reading the discarded body fails afterwards: the receiver accepted it,
 //           and retrying would duplicate the message);
 //     408, 429, 5xx → retry, with `retryAfterMs` from Retry-After (delta-seconds or HTTP-date) when
-//           present and valid;
+//           present and valid, else from the rate-limit headers (see rateLimitHold);
+//     a 2xx whose rate-limit headers say the window is used up → delivered, with `holdMs`;
 //     timeouts (connect, headers, body, overall deadline) and network errors (refused, reset, DNS
 //           failure, TLS failure) → retry;
 //     3xx (never followed: a redirect could lead anywhere, and the Location target is never
@@ -30,7 +31,8 @@ import { checkLiteralHost, createGuardedLookup, FORBIDDEN_ADDRESS, type Resolver
 import type { WebhookPayload } from './payload.ts';
 
 export type SendOutcome =
-  | { kind: 'delivered'; status: number }
+  /** `holdMs`: the webhook's rate limit is used up; its next post must wait this long. */
+  | { kind: 'delivered'; status: number; holdMs?: number }
   | { kind: 'retry'; status?: number; retryAfterMs?: number; reason: string }
   | { kind: 'rejected'; status?: number; reason: string };
 
@@ -122,10 +124,32 @@ function findForbidden(error: unknown, depth = 0): string | undefined {
   return undefined;
 }
 
-function classifyStatus(status: number, retryAfter: string | string[] | undefined, now: number): SendOutcome {
-  if (status >= 200 && status < 300) return { kind: 'delivered', status };
+/** The longest pause a rate-limit header may ask for (a hostile receiver cannot park a webhook's queue). */
+const MAX_HOLD_MS = 5 * 60_000;
+
+/**
+ * How long a webhook asks to be left alone by the rate-limit headers chat platforms send with every
+ * answer: none left in the window (`X-RateLimit-Remaining: 0`), and the window's end, in seconds from
+ * now (`X-RateLimit-Reset-After`, fractions allowed) or as epoch seconds (`X-RateLimit-Reset`).
+ */
+export function rateLimitHold(headers: Record<string, string | string[] | undefined>, now: number): number | undefined {
+  const first = (name: string) => {
+    const v = headers[name];
+    return (Array.isArray(v) ? v[0] : v)?.trim();
+  };
+  if (first('x-ratelimit-remaining') !== '0') return undefined;
+  const after = Number(first('x-ratelimit-reset-after') ?? Number.NaN);
+  if (Number.isFinite(after) && after >= 0) return Math.min(Math.ceil(after * 1000), MAX_HOLD_MS);
+  const reset = Number(first('x-ratelimit-reset') ?? Number.NaN);
+  if (Number.isFinite(reset) && reset > 0) return Math.min(Math.max(0, Math.ceil(reset * 1000 - now)), MAX_HOLD_MS);
+  return undefined;
+}
+
+function classifyStatus(status: number, headers: Record<string, string | string[] | undefined>, now: number): SendOutcome {
+  const hold = rateLimitHold(headers, now);
+  if (status >= 200 && status < 300) return hold === undefined ? { kind: 'delivered', status } : { kind: 'delivered', status, holdMs: hold };
   if (status === 408 || status === 429 || (status >= 500 && status < 600)) {
-    const retryAfterMs = parseRetryAfter(retryAfter, now);
+    const retryAfterMs = parseRetryAfter(headers['retry-after'], now) ?? hold;
     const outcome: SendOutcome = { kind: 'retry', status, reason: `HTTP ${status}` };
     if (retryAfterMs !== undefined) outcome.retryAfterMs = retryAfterMs;
     return outcome;
@@ -192,7 +216,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       return classifyError(error);
     }
 
-    const outcome = classifyStatus(response.statusCode, response.headers['retry-after'], now());
+    const outcome = classifyStatus(response.statusCode, response.headers, now());
     try {
       await response.body.dump({ limit: MAX_DISCARDED_BODY, signal });
     } catch {

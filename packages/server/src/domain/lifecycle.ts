@@ -1,53 +1,118 @@
-// The message lifecycle, pure. States: idle (trigger false, message fields initial) and pending
-// (trigger true). trigger=true starts a message (a new sequence number); when every platform has read
-// it, or its TTL passes, the record returns to idle. Config is never touched here.
-import type { Decision, DeliveryDraft, Row } from './row.ts';
+// The message lifecycle, pure. An endpoint is idle (nothing unread) or has a queue of unread messages
+// (messageQueue.ts). `trigger=true` appends a message; the record's `meta` then shows it (what event
+// streams carry, and the sender's answer); each platform marks the messages it relayed, in any order;
+// when every queued message is read (or given up after the TTL), the record returns to idle. Config is
+// never touched here.
+import {
+  enqueue,
+  expireQueued,
+  type MessageLogWrite,
+  type MessageSettlement,
+  markQueued,
+  PLATFORM_BITS,
+  platformsIn,
+  type QueuedMessage,
+} from './messageQueue.ts';
+import type { Decision, DeliveryDraft, MessageState, Row } from './row.ts';
 import { type EndpointRecord, type Platform, PLATFORMS, WEBHOOK_PLATFORMS, emptyMessage, initialRecord } from './record.ts';
 
 export type { Row };
 
 export const isPending = (r: EndpointRecord) => r.meta.trigger;
-export const allRead = (r: EndpointRecord) => PLATFORMS.every((p) => r.meta.read[p]);
+
+/** The state of a queue: `pendingSince` is its oldest message's time. */
+export const stateOf = (seq: number, queue: readonly QueuedMessage[]): MessageState => ({
+  seq,
+  pendingSince: queue[0]?.at ?? null,
+  queue,
+});
 
 /** Back to idle: the message and its read flags are cleared; config stays as it is. */
 export function resetToIdle(row: Row): Row {
   const meta = initialRecord().meta;
   meta.message = emptyMessage();
-  return { record: { config: row.record.config, meta }, state: { seq: row.state.seq, pendingSince: null } };
+  return { record: { config: row.record.config, meta }, state: stateOf(row.state.seq, []) };
 }
 
-/** A pending message that every platform has read is finished: the record returns to idle. */
-export function settle(row: Row): Row {
-  return isPending(row.record) && allRead(row.record) ? resetToIdle(row) : row;
+/** Nothing left unread: the record returns to idle. */
+function settle(row: Row): Row {
+  return row.state.queue.length === 0 && isPending(row.record) ? resetToIdle(row) : row;
+}
+
+/** The lifecycle effect of an applied update, with what it writes to the message log. */
+export interface UpdateEffect {
+  row: Row;
+  messages?: MessageLogWrite;
 }
 
 /**
- * The lifecycle effect of an applied update. `trigger=true` starts a new message (sequence + 1,
- * pending from `now`), replacing any pending one; `trigger=false` ends the pending message without
- * clearing its fields (its undelivered copies are dropped).
+ * `trigger=true` appends a message (number seq + 1, accepted `now`) that the platforms whose read flag
+ * the update left false have to read: older unread messages stay queued before it. `trigger=false`
+ * withdraws every unread message (its platforms that had not read it are given up: expired). Other
+ * updates leave the queue as it is.
  */
-export function afterUpdate(previous: Pick<Row, 'state'>, record: EndpointRecord, trigger: boolean | undefined, now: number): Row {
-  let state = previous.state;
-  if (trigger === true) state = { seq: state.seq + 1, pendingSince: now };
-  else if (!isPending(record)) state = { seq: state.seq, pendingSince: null };
-  return settle({ record, state });
+export function afterUpdate(previous: Pick<Row, 'state'>, record: EndpointRecord, trigger: boolean | undefined, now: number): UpdateEffect {
+  const { seq, queue } = previous.state;
+  if (trigger === true) {
+    const number = seq + 1;
+    const message = JSON.stringify(record.meta.message);
+    const unread = PLATFORMS.reduce((mask, p) => (record.meta.read[p] ? mask : mask | PLATFORM_BITS[p]), 0);
+    const next = enqueue(queue, { n: number, u: unread, at: now, b: Buffer.byteLength(message) });
+    const append = { number, sender: record.meta.sender, senderChannel: record.meta['sender-channel'], message, unread, createdAt: now };
+    return { row: settle({ record, state: stateOf(number, next) }), messages: { append } };
+  }
+  if (trigger === false && queue.length > 0) {
+    const withdrawn = expireQueued(queue, () => true);
+    return { row: settle({ record, state: stateOf(seq, withdrawn.queue) }), messages: { settle: withdrawn.settle } };
+  }
+  return { row: settle({ record, state: previous.state }) };
 }
 
-/** Marks a platform read; only a pending message has read flags to set. */
-export function markRead(row: Row, platform: Platform): Row {
-  if (!isPending(row.record) || row.record.meta.read[platform]) return row;
+/** Sets the newest message's read flags in the record when it is among `settled` (the record shows it). */
+function flagNewest(row: Row, settled: MessageSettlement[]): Row {
+  const newest = settled.find((s) => s.number === row.state.seq);
+  if (!newest || !isPending(row.record)) return row;
+  const done = PLATFORMS.filter((p) => (newest.unread & PLATFORM_BITS[p]) === 0 && !row.record.meta.read[p]);
+  if (done.length === 0) return row;
   const record = structuredClone(row.record);
-  record.meta.read[platform] = true;
-  return settle({ record, state: row.state });
+  for (const p of done) record.meta.read[p] = true;
+  return { record, state: row.state };
 }
 
-/** The TTL passed: an unfinished pending message is dropped. */
+/** `platform` has read message `number` (without one: the oldest it has not read). */
+export function markRead(row: Row, platform: Platform, number?: number): UpdateEffect & { marked: number | undefined } {
+  const change = markQueued(row.state.queue, platform, number);
+  if (change.marked === undefined) return { row, marked: undefined };
+  const next = flagNewest({ record: row.record, state: stateOf(row.state.seq, change.queue) }, change.settle);
+  return { row: settle(next), messages: { settle: change.settle }, marked: change.marked };
+}
+
+/** Whether the oldest unread message has been waiting for the TTL. */
 export function isExpired(row: Row, now: number, ttlMs: number): boolean {
   return row.state.pendingSince !== null && now - row.state.pendingSince >= ttlMs;
 }
 
+export interface Expiry extends UpdateEffect {
+  expired: { number: number; platforms: Platform[] }[];
+}
+
 /**
- * Deliveries the service makes itself for a self-user endpoint's pending message: the bridge is the
+ * Gives up the unread copies of every message older than the TTL (or, with `only`, one platform's copy
+ * of one message: its webhook refused it, or the TTL ran out before it answered). They stay in the
+ * log as `expired` and stop holding their platforms' queues.
+ */
+export function expireMessages(row: Row, select: { now: number; ttlMs: number } | { number: number; platform: Platform }): Expiry {
+  const outcome =
+    'now' in select
+      ? expireQueued(row.state.queue, (m) => select.now - m.at >= select.ttlMs)
+      : expireQueued(row.state.queue, (m) => m.n === select.number, select.platform);
+  if (outcome.settle.length === 0) return { row, expired: [] };
+  const next = flagNewest({ record: row.record, state: stateOf(row.state.seq, outcome.queue) }, outcome.settle);
+  return { row: settle(next), messages: { settle: outcome.settle }, expired: outcome.expired };
+}
+
+/**
+ * Deliveries the service makes itself for a self-user endpoint's newest message: the bridge is the
  * position of `sender-channel` in the sender's channel list, and each webhook platform other than the
  * sender gets the webhook at that position, if it has one. `payloadFor` returns undefined when the
  * message has nothing a webhook could show.
@@ -64,15 +129,28 @@ export function planDeliveries(row: Row, expiresAt: number, payloadFor: (record:
   });
 }
 
-export type MarkReadResult = { kind: 'ok'; row: Row } | { kind: 'not pending'; pending: number | undefined };
+/** Whether `platform` still has message `number` to read (a delivery of it still applies). */
+export function stillUnread(state: MessageState, number: number, platform: Platform): boolean {
+  return state.queue.some((m) => m.n === number && (m.u & PLATFORM_BITS[platform]) !== 0);
+}
+
+export type MarkReadResult = { kind: 'ok'; row: Row } | { kind: 'no such message'; newest: number };
 
 /**
- * markRead's decision. `named`, when given, is the message the platform relayed: a late acknowledgement
- * of a message that a newer one replaced must not mark the newer one.
+ * markRead's decision. `named`, when given, is the message the platform relayed; marking a message
+ * that platform has read already (or that expired for it) changes nothing and is not an error, so a
+ * bot may repeat an acknowledgement. A number that was never issued is refused.
  */
 export function decideMarkRead(current: Row, platform: Platform, named: number | undefined): Decision<MarkReadResult> {
-  const pending = current.state.pendingSince === null ? undefined : current.state.seq;
-  if (named !== undefined && named !== pending) return { result: { kind: 'not pending', pending } };
-  const next = markRead(current, platform);
-  return next === current ? { result: { kind: 'ok', row: current } } : { write: next, result: { kind: 'ok', row: next } };
+  if (named !== undefined && (named < 1 || named > current.state.seq)) {
+    return { result: { kind: 'no such message', newest: current.state.seq } };
+  }
+  const next = markRead(current, platform, named);
+  if (next.marked === undefined) return { result: { kind: 'ok', row: current } };
+  return {
+    write: { ...next.row, ...(next.messages && { messages: next.messages }) },
+    result: { kind: 'ok', row: next.row },
+  };
 }
+
+export { platformsIn };

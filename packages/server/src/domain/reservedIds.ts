@@ -2,7 +2,7 @@
 // `GET /lookup` and `GET /events`, and `/{endpoint}` with the first segment of every other route, so
 // an endpoint named like one of them could never be read at its own path. Routing ignores letter
 // case, so the words are reserved in any case.
-export const RESERVED_ENDPOINT_IDS = ['-', 'admin', 'events', 'lookup', 'read', 'remove', 'update'] as const;
+export const RESERVED_ENDPOINT_IDS = ['-', 'admin', 'events', 'lookup', 'messages', 'read', 'remove', 'update'] as const;
 
 const RESERVED = new Set<string>(RESERVED_ENDPOINT_IDS);
 

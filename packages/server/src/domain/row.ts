@@ -1,13 +1,16 @@
 // An endpoint's row as the rules see it: the record, and the lifecycle facts kept beside it. The
 // store commits what the rules decide (store/port.ts); the rules never see how.
+import type { MessageLogWrite, QueuedMessage } from './messageQueue.ts';
 import type { EndpointRecord, Platform } from './record.ts';
 
 /** Lifecycle facts kept beside the record (not part of the wire format). */
 export interface MessageState {
-  /** Increments each time a new message becomes pending; names the message in the outbox. */
+  /** The newest message's number: increments with every accepted message; names it in the log and the outbox. */
   seq: number;
-  /** When the current message became pending (epoch ms); null while idle. */
+  /** When the oldest unread message was accepted (epoch ms), `queue[0].at`; null while idle (nothing unread). */
   pendingSince: number | null;
+  /** The messages some platform has not read yet, oldest first (see messageQueue.ts). */
+  queue: readonly QueuedMessage[];
 }
 
 export interface Row {
@@ -33,8 +36,8 @@ export interface Decision<T> {
     recordJson?: string;
     state: MessageState;
     /**
-     * Deliveries of message `state.seq`. On every write the adapter also drops outbox entries that
-     * no longer belong to the pending message: all of them when idle, other messages' when pending.
+     * Deliveries of message `state.seq`. A write that leaves the endpoint idle (nothing unread) also
+     * drops its outbox entries: no message is waiting for them.
      */
     deliveries?: DeliveryDraft[];
     /**
@@ -42,6 +45,8 @@ export interface Decision<T> {
      * record no longer has the webhook, so nothing queued for it is sent.
      */
     dropDeliveriesTo?: { platform: Platform; url: string }[];
+    /** Writes to the endpoint's message log, in the same transaction. */
+    messages?: MessageLogWrite;
   };
   result: T;
 }

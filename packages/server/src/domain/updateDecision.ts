@@ -3,6 +3,7 @@
 // in one transaction. Pure: the caller supplies the clock, the policy and the payload renderer.
 import type { Issue } from './issues.ts';
 import { afterUpdate, planDeliveries } from './lifecycle.ts';
+import { queueFullProblem } from './messageQueue.ts';
 import type { EndpointRecord } from './record.ts';
 import type { Decision, MessageState } from './row.ts';
 import { applyUpdate, type UpdateParams, type UpdatePolicy } from './update.ts';
@@ -24,7 +25,10 @@ export interface UpdateContext extends UpdatePolicy {
 
 export type UpdateResult =
   /** `json`: the record's JSON text, sent as it is (it is what was committed). */
-  { kind: 'ok'; record: EndpointRecord; json: string; queued: number; state: MessageState } | { kind: 'invalid'; issues: Issue[] };
+  | { kind: 'ok'; record: EndpointRecord; json: string; queued: number; state: MessageState }
+  | { kind: 'invalid'; issues: Issue[] }
+  /** The endpoint's unread messages are at a bound: the message is refused, nothing is changed. */
+  | { kind: 'queue full'; detail: string };
 
 export function decideUpdate(current: CommittedRow, params: UpdateParams, context: UpdateContext): Decision<UpdateResult> {
   const outcome = applyUpdate(current.recordJson, params, context);
@@ -36,7 +40,11 @@ export function decideUpdate(current: CommittedRow, params: UpdateParams, contex
   const endsNothing = params.trigger === undefined || (params.trigger === false && current.state.pendingSince === null);
   if (params.only_check === true || (!outcome.changed && endsNothing)) return unchanged(outcome.record, outcome.json);
 
-  const row = afterUpdate(current, outcome.record, params.trigger, context.now);
+  if (params.trigger === true) {
+    const full = queueFullProblem(current.state.queue, Buffer.byteLength(JSON.stringify(outcome.record.meta.message)));
+    if (full !== undefined) return { result: { kind: 'queue full', detail: full } };
+  }
+  const { row, messages } = afterUpdate(current, outcome.record, params.trigger, context.now);
   // The lifecycle may have replaced the record (a finished message returns to idle).
   const json = row.record === outcome.record ? outcome.json : JSON.stringify(row.record);
   // A message that finished at once (no other platform has channels) on an idle endpoint leaves the
@@ -46,7 +54,7 @@ export function decideUpdate(current: CommittedRow, params: UpdateParams, contex
   }
   const deliveries = params.trigger === true ? planDeliveries(row, context.now + context.messageTtlMs, context.webhookBody) : [];
   return {
-    write: { ...row, recordJson: json, deliveries },
+    write: { ...row, recordJson: json, deliveries, ...(messages && { messages }) },
     result: { kind: 'ok', record: row.record, json, queued: deliveries.length, state: row.state },
   };
 }

@@ -1,9 +1,10 @@
-import type { AppDeps } from '../http/deps.ts';
-import { type Handler, replyJsonText } from '../http/operations.ts';
-import { setMessageNumber } from '../http/messageNumber.ts';
-import { readEndpoint } from '../http/readAhead.ts';
-import { unauthorized } from '../http/problem.ts';
+import { platformRefusal } from '../domain/actingPlatform.ts';
 import { authenticate } from '../http/authenticate.ts';
+import type { AppDeps } from '../http/deps.ts';
+import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
+import { forbidden, unauthorized } from '../http/problem.ts';
+import { readEndpoint } from '../http/readAhead.ts';
+import { setShownNumber, viewFor } from '../http/recordView.ts';
 
 export const getEndpoint = ({ store, bots, validateResponses }: AppDeps): Handler => {
   // A read answered in the caller's turn would send the turn's responses one by one between the
@@ -12,8 +13,14 @@ export const getEndpoint = ({ store, bots, validateResponses }: AppDeps): Handle
   const end = store.readsInTurn ? 'at turn end' : 'now';
   return async (req, res) => {
     const found = await readEndpoint(req, store);
-    if (!authenticate(req, found, bots) || !found) throw unauthorized();
-    setMessageNumber(res, found.state);
-    replyJsonText(res, 'getEndpoint', 200, found.recordJson, () => found.record, validateResponses, end, found.recordJsonBytes);
+    const actor = authenticate(req, found, bots);
+    if (!actor || !found) throw unauthorized();
+    const { platform: named } = queryOf(req, 'getEndpoint');
+    const acting = actor.kind === 'bot' ? actor.platform : undefined;
+    const refusal = platformRefusal(acting, named, 'platform');
+    if (refusal) throw forbidden(refusal);
+    const view = await viewFor(store, pathParam(req, 'endpoint'), found, named ?? acting);
+    setShownNumber(res, view);
+    replyJsonText(res, 'getEndpoint', 200, view.json, view.record, validateResponses, end, view.bytes);
   };
 };

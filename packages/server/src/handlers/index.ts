@@ -13,6 +13,7 @@ import { getMetrics } from './getMetrics.ts';
 import { getReadiness } from './getReadiness.ts';
 import { listBots } from './listBots.ts';
 import { listEndpoints } from './listEndpoints.ts';
+import { listMessages } from './listMessages.ts';
 import { lookupEndpoints } from './lookupEndpoints.ts';
 import { markRead } from './markRead.ts';
 import { rotateBotKey } from './rotateBotKey.ts';
@@ -28,6 +29,7 @@ export const buildHandlers = (deps: AppDeps): Handlers => ({
   markRead: markRead(deps),
   removeFromEndpoint: removeFromEndpoint(deps),
   lookupEndpoints: lookupEndpoints(deps),
+  listMessages: listMessages(deps),
   streamEndpointEvents: streamEndpointEvents(deps),
   streamAllEvents: streamAllEvents(deps),
   createEndpoint: createEndpoint(deps),

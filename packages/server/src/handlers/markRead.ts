@@ -2,14 +2,15 @@ import { platformRefusal, platformToMark } from '../domain/actingPlatform.ts';
 import { decideMarkRead, type MarkReadResult } from '../domain/lifecycle.ts';
 import { authenticate, presentsBotKey } from '../http/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { setMessageNumber } from '../http/messageNumber.ts';
-import { type Handler, pathParam, queryOf, reply } from '../http/operations.ts';
+import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
+import { setShownNumber, viewFor } from '../http/recordView.ts';
+import type { Platform } from '../domain/record.ts';
 
 type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string };
 
 export const markRead =
-  ({ store, bots }: AppDeps): Handler =>
+  ({ store, bots, validateResponses }: AppDeps): Handler =>
   async (req, res) => {
     const { platform: named, message_number: number } = queryOf(req, 'markRead');
     // A token's holder acts for no platform in particular, so it must name one (a bot key's is its own).
@@ -22,20 +23,25 @@ export const markRead =
         },
       ]);
     }
-    const result = await store.update<MarkReadResult | Refused>(pathParam(req, 'endpoint'), (current) => {
+    const id = pathParam(req, 'endpoint');
+    let marked: Platform | undefined;
+    const result = await store.update<MarkReadResult | Refused>(id, (current) => {
       const actor = authenticate(req, current, bots);
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
       const acting = actor.kind === 'bot' ? actor.platform : undefined;
       const refusal = platformRefusal(acting, named, 'platform');
       if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
-      return decideMarkRead(current, platformToMark(acting, named)!, number);
+      marked = platformToMark(acting, named)!;
+      return decideMarkRead(current, marked, number);
     });
     if (result.kind === 'unauthorized') throw unauthorized();
     if (result.kind === 'forbidden') throw forbidden(result.detail);
-    if (result.kind === 'not pending') {
-      const now = result.pending === undefined ? 'no message is' : `message ${result.pending} is`;
-      throw new HttpProblem(409, `Message ${number} is no longer pending (${now}); nothing was marked.`);
+    if (result.kind === 'no such message') {
+      throw new HttpProblem(409, `There is no message ${number} (the newest is ${result.newest}); nothing was marked.`);
     }
-    setMessageNumber(res, result.row.state);
-    reply(res, 'markRead', 200, result.row.record);
+    // The record as this platform now sees it: the next message it has to relay.
+    const { row } = result;
+    const view = await viewFor(store, id, { record: row.record, recordJson: JSON.stringify(row.record), state: row.state }, marked);
+    setShownNumber(res, view);
+    replyJsonText(res, 'markRead', 200, view.json, view.record, validateResponses);
   };

@@ -13,8 +13,17 @@ type Method = (...args: unknown[]) => Promise<unknown>;
 const STREAMING = new Set<string>(['exportRows']);
 
 export function instrumentStore(store: EndpointStore, metrics: Metrics): EndpointStore {
+  return instrument(store, metrics, '');
+}
+
+/** The aggregates a store carries (its message log) are instrumented alike, their methods named `messages.list` and so on. */
+const AGGREGATES = new Set<string>(['messages']);
+
+function instrument<T extends object>(store: T, metrics: Metrics, prefix: string): T {
   const wrappers = new Map<string, Method>();
-  const wrap = (method: string, fn: Method): Method => {
+  const aggregates = new Map<string, object>();
+  const wrap = (property: string, fn: Method): Method => {
+    const method = prefix + property;
     const ok = metrics.storeDuration.labels(method, 'ok');
     const unavailable = metrics.storeDuration.labels(method, 'unavailable');
     const error = metrics.storeDuration.labels(method, 'error');
@@ -44,6 +53,11 @@ export function instrumentStore(store: EndpointStore, metrics: Metrics): Endpoin
   return new Proxy(store, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof property === 'string' && AGGREGATES.has(property) && typeof value === 'object' && value !== null) {
+        let aggregate = aggregates.get(property);
+        if (!aggregate) aggregates.set(property, (aggregate = instrument(value, metrics, `${property}.`)));
+        return aggregate;
+      }
       if (typeof value !== 'function' || typeof property !== 'string') return value;
       if (STREAMING.has(property)) return (value as Method).bind(target);
       let wrapper = wrappers.get(property);

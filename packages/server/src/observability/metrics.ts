@@ -2,7 +2,7 @@
 // and several apps in one process never share counters.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export type DeliveryOutcome = 'delivered' | 'retried' | 'rejected' | 'gave_up' | 'superseded';
+export type DeliveryOutcome = 'delivered' | 'retried' | 'rejected' | 'gave_up' | 'superseded' | 'held';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -93,13 +93,13 @@ export function createMetrics(gauges?: StoreGauges): Metrics {
     }),
     deliveries: new Counter({
       name: 'chatbridge_webhook_deliveries_total',
-      help: 'Webhook deliveries by outcome: an attempt delivered, retried, rejected or given up; superseded: dropped unsent.',
+      help: 'Webhook deliveries by outcome: an attempt delivered, retried, rejected or given up; superseded: dropped unsent; held: the webhook rate limit paused its queue.',
       labelNames: ['outcome'],
       registers: [registry],
     }),
     expiredMessages: new Counter({
       name: 'chatbridge_expired_messages_total',
-      help: 'Pending messages reset because their TTL passed before every platform read them.',
+      help: 'Copies of messages given up because the message TTL passed before their platform read them (each platform counted).',
       registers: [registry],
     }),
   };

@@ -109,7 +109,7 @@ export function parseBodyLine(text: string, schemas: SpecSchemas): ParsedLine {
       tokenHash: Buffer.from(value.tokenSha256, 'hex'),
       // JSON.stringify of the parsed record gives back the text the store committed (it wrote JSON.stringify's output).
       recordJson: JSON.stringify(value.record),
-      state: { seq: value.messageSeq, pendingSince: value.pendingSince as number | null },
+      state: { seq: value.messageSeq, pendingSince: value.pendingSince as number | null, queue: [] },
       version: value.version,
       deliveries: (value.deliveries as SnapshotDelivery[]).map((d) => ({
         platform: d.platform,

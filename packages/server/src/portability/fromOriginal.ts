@@ -128,7 +128,7 @@ export async function importFromOriginal(store: EndpointStore, folder: string, o
       id,
       tokenHash: hashToken(token),
       recordJson: mapped.recordJson,
-      state: { seq: 0, pendingSince: null },
+      state: { seq: 0, pendingSince: null, queue: [] },
       version: 0,
       deliveries: [],
     };

@@ -1,18 +1,18 @@
-// The relay drains the outbox and expires stale messages. Every server instance runs one; the store
-// hands each outbox entry to one worker at a time (a lease), so instances share the work without
-// delivering twice. A delivery is acknowledged (entry removed, platform marked read) in one
-// transaction after the webhook answered 2xx; an unacknowledged one is retried after its lease.
+// The relay drains the outbox and expires messages nobody read in time. Every server instance runs
+// one; the store hands each outbox entry to one worker at a time (a lease), so instances share the
+// work without delivering twice. Each webhook is a queue of its own: the store hands out only the
+// oldest entry of a webhook, so its messages go out one at a time and in number order, and a retry or
+// a rate limit of one webhook holds that webhook's queue alone. A delivery is acknowledged (entry
+// removed, the message marked read by the platform) in one transaction after the webhook answered 2xx;
+// an unacknowledged one is retried after its lease.
 // Each webhook platform has a lane of its own: a platform whose webhooks all hang fills its own
 // slots, never the other's. Within a lane, one endpoint holds at most 2 of the 256 slots (per
 // instance): its further deliveries wait in the outbox until one of its attempts ends, so other
-// endpoints wait for a slot only once the webhooks of 128 endpoints or more hang at once. An endpoint has one
-// outbox entry per platform at a time (its pending message's), so a claim that passes over the
-// endpoints at their share never takes one past it; attempts for messages since replaced are what
-// fill a share.
+// endpoints wait for a slot only once the webhooks of 128 endpoints or more hang at once.
 import { nextAttemptDelay } from '../delivery/backoff.ts';
 import { redactWebhookUrl } from '../delivery/send.ts';
 import type { SendOutcome, WebhookSender } from '../delivery/send.ts';
-import { isExpired, markRead, resetToIdle } from '../domain/lifecycle.ts';
+import { expireMessages, isExpired, markRead, stillUnread } from '../domain/lifecycle.ts';
 import { type Platform, WEBHOOK_PLATFORMS } from '../domain/record.ts';
 import type { Logger } from '../logger.ts';
 import type { Delivery, EndpointStore } from '../store/port.ts';
@@ -58,6 +58,8 @@ export interface RelayStats {
   expired: number;
   /** Dropped unsent: since it was queued, its platform read the message, or its webhook or `selfuse` went. */
   superseded: number;
+  /** The webhook asked for a pause (its rate limit is used up): its queue waits. */
+  held: number;
 }
 
 const FAILURE_LOG_INTERVAL_MS = 60_000;
@@ -105,7 +107,7 @@ class Lane {
 }
 
 export class Relay {
-  readonly stats: RelayStats = { delivered: 0, retried: 0, rejected: 0, gaveUp: 0, expired: 0, superseded: 0 };
+  readonly stats: RelayStats = { delivered: 0, retried: 0, rejected: 0, gaveUp: 0, expired: 0, superseded: 0, held: 0 };
   private readonly options: Required<RelayOptions>;
   private running = false;
   private loop: Promise<void> | undefined;
@@ -261,17 +263,17 @@ export class Relay {
   }
 
   /**
-   * Whether a claimed delivery still applies, by the endpoint as it is now: its message is still the
-   * pending one, its platform has not read it, `selfuse` is still on, and the webhook it was queued for
-   * is still one of the platform's (a removed or replaced webhook is never posted to; a replacement
-   * gets the next message). What is sent is the message as posted, to that webhook: fields a bot edits
-   * afterwards, its next message's included, never go out under this message's key.
+   * Whether a claimed delivery still applies, by the endpoint as it is now: its platform still has the
+   * message to read (no bot relayed it meanwhile, it has not expired), `selfuse` is still on, and the
+   * webhook it was queued for is still one of the platform's (a removed or replaced webhook is never
+   * posted to). What is sent is the message as accepted, to that webhook: newer messages never change
+   * what goes out under this message's key.
    */
   private async stillApplies(d: Delivery): Promise<boolean> {
     const current = await this.options.store.get(d.endpointId);
-    if (!current || current.state.seq !== d.seq) return false;
-    const { config, meta } = current.record;
-    return config['self-user'] && meta.trigger && !meta.read[d.platform] && config.webhooks[d.platform].includes(d.url);
+    if (!current) return false;
+    const { config } = current.record;
+    return config['self-user'] && stillUnread(current.state, d.seq, d.platform) && config.webhooks[d.platform].includes(d.url);
   }
 
   /**
@@ -283,9 +285,10 @@ export class Relay {
     for (let attempt = 1, delayMs = ACK_RETRY_FIRST_MS; ; attempt++, delayMs = Math.min(delayMs * 2, ACK_RETRY_MAX_MS)) {
       try {
         await this.options.store.completeDelivery(d, (row, stillQueued) => {
-          if (!row || !stillQueued || row.state.seq !== d.seq) return { result: undefined };
-          const next = markRead(row, d.platform);
-          return next === row ? { result: undefined } : { write: next, result: undefined };
+          if (!row || !stillQueued) return { result: undefined };
+          const next = markRead(row, d.platform, d.seq);
+          if (next.marked === undefined) return { result: undefined };
+          return { write: { ...next.row, ...(next.messages && { messages: next.messages }) }, result: undefined };
         });
         return;
       } catch (err) {
@@ -303,20 +306,30 @@ export class Relay {
     const ids = await store.listExpired(clock() - messageTtlMs, 100);
     for (const id of ids) {
       const expired = await store.update(id, (row) => {
-        if (!row || !isExpired(row, clock(), messageTtlMs)) return { result: undefined };
-        const unread = Object.entries(row.record.meta.read)
-          .filter(([, read]) => !read)
-          .map(([p]) => p);
-        return { write: resetToIdle(row), result: { seq: row.state.seq, unread } };
+        if (!row || !isExpired(row, clock(), messageTtlMs)) return { result: [] };
+        const outcome = expireMessages(row, { now: clock(), ttlMs: messageTtlMs });
+        if (outcome.expired.length === 0) return { result: [] };
+        return { write: { ...outcome.row, ...(outcome.messages && { messages: outcome.messages }) }, result: outcome.expired };
       });
-      if (expired) {
+      for (const { number, platforms } of expired) {
         this.count('expired');
-        logger.warn(
-          { endpoint: id, message: expired.seq, unread: expired.unread },
-          'pending message expired before every platform read it',
-        );
+        logger.warn({ endpoint: id, message: number, unread: platforms }, 'message expired before every platform read it');
       }
     }
+  }
+
+  /**
+   * This platform will not get message `d.seq` through its webhook (refused, or out of time): its copy
+   * is given up (expired in the log), so the webhook's queue goes on with the next message.
+   */
+  private async giveUp(d: Delivery): Promise<void> {
+    await this.options.store.update(d.endpointId, (row) => {
+      if (!row) return { result: undefined };
+      const outcome = expireMessages(row, { number: d.seq, platform: d.platform });
+      if (outcome.expired.length === 0) return { result: undefined };
+      return { write: { ...outcome.row, ...(outcome.messages && { messages: outcome.messages }) }, result: undefined };
+    });
+    await this.options.store.dropDelivery(d.id);
   }
 
   /** `leaseEnds`: when another instance may claim `d` again (epoch ms). */
@@ -350,17 +363,22 @@ export class Relay {
       await this.acknowledge(d, log, leaseEnds);
       this.count('delivered');
       log.info({ status: outcome.status }, 'webhook delivered');
+      if (outcome.holdMs !== undefined && outcome.holdMs > 0) {
+        await store.holdDeliveries(d.endpointId, d.platform, d.url, clock() + outcome.holdMs);
+        this.count('held');
+        log.info({ holdMs: outcome.holdMs }, 'webhook rate limit used up; its queue waits');
+      }
       return;
     }
     if (outcome.kind === 'rejected') {
-      await store.dropDelivery(d.id);
+      await this.giveUp(d);
       this.count('rejected');
       log.warn({ status: outcome.status, reason: outcome.reason }, 'webhook delivery rejected; not retried');
       return;
     }
     const next = clock() + nextAttemptDelay(d.attempts, outcome.retryAfterMs);
     if (next >= d.expiresAt) {
-      await store.dropDelivery(d.id);
+      await this.giveUp(d);
       this.count('gaveUp');
       log.warn({ status: outcome.status, reason: outcome.reason }, 'webhook delivery given up: the message expires first');
       return;

@@ -4,6 +4,7 @@ import type { Decision, DeliveryDraft, MessageState } from '../domain/row.ts';
 export type { Decision, DeliveryDraft, MessageState };
 import type { ChangeFeed } from './changeFeed.ts';
 import type { ChannelMatch } from './channelIndex.ts';
+import type { MessageLog } from './messageLog.ts';
 
 export type { ChannelMatch };
 
@@ -191,6 +192,11 @@ export interface EndpointStore {
   retryDelivery(id: number, nextAttemptAt: number): Promise<void>;
   /** Gives up on an entry. */
   dropDelivery(id: number): Promise<void>;
+  /**
+   * The webhook asked for a pause (its rate limit's window is used up): none of the endpoint's entries
+   * to it is attempted before `until` (epoch ms).
+   */
+  holdDeliveries(endpointId: string, platform: Platform, url: string, until: number): Promise<void>;
   /** Outbox entries waiting (for metrics and tests). */
   countDeliveries(): Promise<number>;
   /** Endpoints with a pending message (for metrics). */
@@ -233,6 +239,9 @@ export interface EndpointStore {
    * group commits on the event loop leaves this out.
    */
   observeGroupCommits?(listener: (commit: GroupCommitTiming) => void): void;
+
+  /** The message log aggregate: its writes ride on this store's transactions (Decision.write.messages). */
+  readonly messages: MessageLog;
 
   /** Rejects when the store cannot serve requests. */
   ping(): Promise<void>;

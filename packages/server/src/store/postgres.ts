@@ -27,6 +27,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { TurnBatches } from './postgresTurnBatches.ts';
+import { queueJson } from '../domain/messageQueue.ts';
+import { PostgresMessageLog } from './postgres/messageLog.ts';
 import { type EndpointRow, type EventRow, LoggedEvent, type OutboxRow, claimLanes, toDelivery, toStored } from './rows.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
 import type { ChangeFeed } from './changeFeed.ts';
@@ -177,11 +179,11 @@ const NOTIFY = (versionColumn: string) => `pg_notify('${CHANGES_CHANNEL}', $1::t
 const OPTIMISTIC_ATTEMPTS = 3;
 
 const SQL = {
-  get: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1',
-  lock: 'SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = $1 FOR UPDATE',
-  // The row (version + 1), only if it still has version $8 and token digest $9, and in the same
-  // statement: the outbox entries that no longer belong to the pending message ($5, the pending seq):
-  // all of them when idle ($5 NULL), other messages' when pending, and those to the webhooks
+  get: 'SELECT token_hash, record, message_seq, pending_since, version, queue FROM endpoints WHERE id = $1',
+  lock: 'SELECT token_hash, record, message_seq, pending_since, version, queue FROM endpoints WHERE id = $1 FOR UPDATE',
+  // The row (version + 1) with its queue summary $20, only if it still has version $8 and token
+  // digest $9, and in the same statement: the outbox entries no message waits for: all of them when
+  // nothing is unread ($5 NULL), and those to the webhooks
   // ($18 platforms, $19 URLs) the decision dropped; when $14, the lookup index's rows of the endpoint
   // become the rows $15-$17 (those not among them are deleted; the new ones are added, the others
   // stand, so no statement both deletes and inserts one key); the event of the new version (at
@@ -192,12 +194,12 @@ const SQL = {
   // the prune cannot see (or remove) the event being added. It commits on its own (compare-and-set)
   // or inside a transaction holding the row lock, where its conditions always hold.
   write: `WITH written AS (
-            UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, version = version + 1, updated_at = now()
+            UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, version = version + 1, queue = $20, updated_at = now()
             WHERE id = $1 AND version = $8 AND token_hash = $9 RETURNING version
           ), stale AS (
             DELETE FROM outbox
             WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM written)
-              AND ($5::bigint IS NULL OR message_seq <> $5::bigint OR (platform, url) IN (SELECT * FROM unnest($18::text[], $19::text[])))
+              AND ($5::bigint IS NULL OR (platform, url) IN (SELECT * FROM unnest($18::text[], $19::text[])))
           ), unindexed AS (
             DELETE FROM channel_index
             WHERE $14::boolean AND endpoint_id = $1 AND EXISTS (SELECT 1 FROM written)
@@ -236,15 +238,20 @@ const SQL = {
   list: 'SELECT id FROM endpoints WHERE id > $1 ORDER BY id LIMIT $2',
   // SKIP LOCKED: an entry another instance is claiming right now is passed over, not waited for;
   // one it has just claimed fails the lease condition when rechecked.
+  // Only the oldest live entry of each webhook is due: a webhook's messages go out one at a time, in
+  // order, on any instance (an entry another instance holds is still older than the next one).
   claim: `UPDATE outbox SET lease_until = $1, attempts = attempts + 1
-          WHERE id IN (SELECT id FROM outbox
-                       WHERE next_attempt_at <= $2 AND lease_until <= $2 AND expires_at > $2
-                         AND ($4::text IS NULL OR platform = $4)
-                         AND NOT (endpoint_id = ANY ($5::text[]))
-                       ORDER BY next_attempt_at, id LIMIT $3
+          WHERE id IN (SELECT o.id FROM outbox o
+                       WHERE o.next_attempt_at <= $2 AND o.lease_until <= $2 AND o.expires_at > $2
+                         AND ($4::text IS NULL OR o.platform = $4)
+                         AND NOT (o.endpoint_id = ANY ($5::text[]))
+                         AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.endpoint_id = o.endpoint_id AND p.platform = o.platform
+                                           AND p.url = o.url AND p.id < o.id AND p.expires_at > $2)
+                       ORDER BY o.next_attempt_at, o.id LIMIT $3
                        FOR UPDATE SKIP LOCKED)
           RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
   dequeue: 'DELETE FROM outbox WHERE id = $1',
+  hold: 'UPDATE outbox SET next_attempt_at = greatest(next_attempt_at, $4) WHERE endpoint_id = $1 AND platform = $2 AND url = $3',
   retry: 'UPDATE outbox SET next_attempt_at = $2, lease_until = 0 WHERE id = $1',
   count: 'SELECT count(*) AS n FROM outbox',
   countPending: 'SELECT count(*)::int AS n FROM endpoints WHERE pending_since IS NOT NULL',
@@ -304,6 +311,8 @@ export class PostgresEndpointStore implements EndpointStore {
   private readonly changeWindow: ChangeLogWindow;
   /** The reads and writes of each event-loop turn, sent together. */
   private readonly batches: TurnBatches;
+  /** The message log: written inside this store's transactions, read through its own port. */
+  readonly messages: PostgresMessageLog;
   private closed = false;
 
   /** Opens the pool and brings the schema up to date; rejects (pool closed) when either fails. */
@@ -354,6 +363,7 @@ export class PostgresEndpointStore implements EndpointStore {
     // Without a listener an idle connection's error (server restart) would crash the process; the
     // pool drops that connection and the next query opens a new one.
     this.pool.on('error', (err) => options.onIdleError?.(err));
+    this.messages = new PostgresMessageLog(this.pool, this.clock);
     this.batches = new TurnBatches({
       pool: this.pool,
       transaction: (work) => this.transaction(work),
@@ -446,6 +456,7 @@ export class PostgresEndpointStore implements EndpointStore {
       (entries ?? []).map((e) => e.bridge),
       dropDeliveriesTo.map((d) => d.platform),
       dropDeliveriesTo.map((d) => d.url),
+      queueJson(state.queue),
     ];
     return (await db.query(statement('write', params))).rowCount === 1;
   }
@@ -458,7 +469,9 @@ export class PostgresEndpointStore implements EndpointStore {
     decide: (current: StoredEndpoint | undefined) => Decision<T>,
   ): Promise<T> {
     const { write, result } = decide(current);
-    if (write && current) await this.write(client, id, current, write);
+    if (write && current && (await this.write(client, id, current, write)) && write.messages) {
+      await this.messages.apply(client, id, write.messages);
+    }
     return result;
   }
 
@@ -474,6 +487,17 @@ export class PostgresEndpointStore implements EndpointStore {
       // A write that changes the lookup index or drops deliveries is a configuration change, rare: it
       // goes as a statement of its own, and the turn's batched writes (messages, reads) stay as lean.
       const entries = changedChannelEntries(current.recordJson, write.record);
+      if (write.messages) {
+        // A write of the message log goes with the row in one transaction of its own.
+        const messages = write.messages;
+        const written = await this.transaction(async (client) => {
+          if (!(await this.write(client, id, current, write, entries))) return false;
+          await this.messages.apply(client, id, messages);
+          return true;
+        });
+        if (written) return result;
+        continue;
+      }
       const alone = entries !== undefined || (write.dropDeliveriesTo?.length ?? 0) > 0;
       if (await (alone ? this.write(this.pool, id, current, write, entries) : this.batches.write({ id, current, write }))) return result;
     }
@@ -581,6 +605,10 @@ export class PostgresEndpointStore implements EndpointStore {
 
   async dropDelivery(id: number): Promise<void> {
     await this.pool.query(statement('dequeue', [id]));
+  }
+
+  async holdDeliveries(endpointId: string, platform: Platform, url: string, until: number): Promise<void> {
+    await this.pool.query(statement('hold', [endpointId, platform, url, until]));
   }
 
   async countDeliveries(): Promise<number> {
@@ -745,7 +773,7 @@ export class PostgresEndpointStore implements EndpointStore {
 const IMPORT_STATEMENT_TIMEOUT_MS = 300_000;
 
 const SNAPSHOT_SQL = {
-  page: `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version,
+  page: `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version, e.queue,
            coalesce((SELECT json_agg(json_build_object('platform', o.platform, 'url', o.url, 'payload', o.payload, 'attempts', o.attempts,
                                                        'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at) ORDER BY o.id)
                      FROM outbox o WHERE o.endpoint_id = e.id), '[]')::text AS deliveries

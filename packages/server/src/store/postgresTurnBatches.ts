@@ -8,30 +8,32 @@ import type pg from 'pg';
 import { CHANGES_CHANNEL } from './postgresChangeFeed.ts';
 import type { Decision, StoredEndpoint } from './port.ts';
 import { type EndpointRow, toStored } from './rows.ts';
+import { queueJson } from '../domain/messageQueue.ts';
 
 /** Reads sent as one query, and writes committed as one transaction, at most. */
 const READ_BATCH = 500;
 const WRITE_BATCH = 100;
 
 const SQL = {
-  getMany: 'SELECT id, token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = ANY($1::text[])',
-  // `write` for several endpoints at once, one array per column ($1-$7, one element per endpoint, each
-  // ID once), the event time $8, the window $9 and the deliveries ($10-$14, one element per delivery,
+  getMany: 'SELECT id, token_hash, record, message_seq, pending_since, version, queue FROM endpoints WHERE id = ANY($1::text[])',
+  // `write` for several endpoints at once, one array per column ($1-$7 and the queue summaries $15, one
+  // element per endpoint, each ID once), the event time $8, the window $9 and the deliveries ($10-$14, one element per delivery,
   // $10 naming its endpoint). The rows are locked in ID order first, so that two instances' statements
   // cannot deadlock. Returns the IDs written.
   writeMany: `WITH input AS (
-            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[])
-              AS i (id, record, seq, pending_since, pending_seq, expect_version, expect_token)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[], $15::text[])
+              AS i (id, record, seq, pending_since, pending_seq, expect_version, expect_token, queue)
           ), locked AS MATERIALIZED (
             SELECT id FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE
           ), written AS (
-            UPDATE endpoints e SET record = i.record, message_seq = i.seq, pending_since = i.pending_since, version = e.version + 1, updated_at = now()
+            UPDATE endpoints e SET record = i.record, message_seq = i.seq, pending_since = i.pending_since, version = e.version + 1,
+                                   queue = i.queue, updated_at = now()
             FROM input i JOIN locked l ON l.id = i.id
             WHERE e.id = i.id AND e.version = i.expect_version AND e.token_hash = i.expect_token
             RETURNING e.id, e.version, i.record, i.seq, i.pending_seq
           ), stale AS (
             DELETE FROM outbox o USING written w
-            WHERE o.endpoint_id = w.id AND (w.pending_seq IS NULL OR o.message_seq <> w.pending_seq)
+            WHERE o.endpoint_id = w.id AND w.pending_seq IS NULL
           ), logged AS (
             INSERT INTO endpoint_events (endpoint_id, version, record, created_at, message_number) SELECT id, version, record, $8::bigint, pending_seq FROM written
           ), pruned AS (
@@ -147,6 +149,7 @@ export class TurnBatches {
       deliveries.map((d) => d.url),
       deliveries.map((d) => d.payload),
       deliveries.map((d) => d.expiresAt),
+      column((w) => queueJson(w.write.state.queue)),
     ];
     const { rows } = await db.query<{ id: string }>(statement('writeMany', params));
     return new Set(rows.map((r) => r.id));

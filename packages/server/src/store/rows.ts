@@ -1,5 +1,6 @@
 // The row shapes both SQL adapters read (same column names in SQLite and PostgreSQL) and their
 // mapping to the port's types.
+import { parseQueue } from '../domain/messageQueue.ts';
 import type { EndpointRecord, Platform } from '../domain/record.ts';
 import type { Delivery, EndpointEvent, MessageState, StoredEndpoint } from './port.ts';
 
@@ -10,6 +11,8 @@ export interface EndpointRow {
   message_seq: number;
   pending_since: number | null;
   version: number;
+  /** The queue summary's JSON text (see domain/messageQueue.ts). */
+  queue: string;
 }
 
 export interface OutboxRow {
@@ -40,7 +43,7 @@ export class StoredRow implements StoredEndpoint {
   constructor(row: EndpointRow) {
     this.tokenHash = row.token_hash;
     this.recordJson = row.record;
-    this.state = { seq: row.message_seq, pendingSince: row.pending_since };
+    this.state = { seq: Number(row.message_seq), pendingSince: row.pending_since === null ? null : Number(row.pending_since), queue: parseQueue(row.queue) };
     this.version = row.version;
   }
 

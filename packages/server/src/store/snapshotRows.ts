@@ -1,6 +1,7 @@
 // The rows both SQL adapters read for exportRows (same column names in SQLite and PostgreSQL) and
 // their mapping to the port's EndpointSnapshot. An endpoint's pending deliveries come with it as one
 // JSON array column, so a page is one statement: one snapshot of each endpoint and its outbox.
+import { parseQueue } from '../domain/messageQueue.ts';
 import type { Platform } from '../domain/record.ts';
 import type { EndpointSnapshot, SnapshotDelivery } from './port.ts';
 
@@ -11,6 +12,8 @@ export interface SnapshotRow {
   message_seq: number;
   pending_since: number | null;
   version: number;
+  /** The queue summary's JSON text. */
+  queue: string;
   /** JSON array of the endpoint's outbox entries (platform, url, payload, attempts, nextAttemptAt, expiresAt), by outbox ID. */
   deliveries: string;
 }
@@ -19,7 +22,11 @@ export const toSnapshot = (r: SnapshotRow): EndpointSnapshot => ({
   id: r.id,
   tokenHash: r.token_hash,
   recordJson: r.record,
-  state: { seq: Number(r.message_seq), pendingSince: r.pending_since === null ? null : Number(r.pending_since) },
+  state: {
+    seq: Number(r.message_seq),
+    pendingSince: r.pending_since === null ? null : Number(r.pending_since),
+    queue: parseQueue(r.queue),
+  },
   version: Number(r.version),
   deliveries: (JSON.parse(r.deliveries) as SnapshotDelivery[]).map((d) => ({ ...d, platform: d.platform as Platform })),
 });

@@ -31,6 +31,8 @@ import {
 } from './port.ts';
 import { type SnapshotRow, batchesOf, toSnapshot } from './snapshotRows.ts';
 import { type ChannelEntry, type ChannelMatch, changedChannelEntries, channelEntries } from './channelIndex.ts';
+import { queueJson } from '../domain/messageQueue.ts';
+import { MESSAGE_LOG_MIGRATION, SqliteMessageLog } from './sqlite/messageLog.ts';
 
 /** Indexes the channels of every record of `table` (endpoints, or an import's staging table). */
 function indexRecordsOf(table: string, where = 'TRUE'): string {
@@ -131,6 +133,8 @@ export const MIGRATIONS = [
      version INTEGER NOT NULL,
      created_at INTEGER NOT NULL
    ) STRICT;`,
+  // Every accepted message is kept until each platform has it (store/sqlite/messageLog.ts).
+  MESSAGE_LOG_MIGRATION,
 ];
 
 export interface SqliteStoreOptions {
@@ -213,6 +217,7 @@ type StatementName =
   | 'dropStale'
   | 'enqueue'
   | 'claim'
+  | 'hold'
   | 'dequeue'
   | 'retry'
   | 'count'
@@ -252,6 +257,8 @@ export class SqliteEndpointStore implements EndpointStore {
   private readonly window: EventLogWindow;
   private readonly changeWindow: ChangeLogWindow;
   private readonly hub = new ChangeHub();
+  /** The message log: written inside this store's transactions, read through its own port. */
+  readonly messages: SqliteMessageLog;
   /** Updates waiting for the next group commit. */
   private readonly queued: QueuedUpdate[] = [];
   private readonly cache: RowCache;
@@ -283,33 +290,40 @@ export class SqliteEndpointStore implements EndpointStore {
     };
     this.cache = new RowCache(q('PRAGMA data_version'), options.cachedRows ?? DEFAULT_CACHED_ROWS);
     this.migrate();
+    this.messages = new SqliteMessageLog(this.db, this.clock);
     this.stmts = {
-      get: q('SELECT token_hash, record, message_seq, pending_since, version FROM endpoints WHERE id = ?'),
+      get: q('SELECT token_hash, record, message_seq, pending_since, version, queue FROM endpoints WHERE id = ?'),
       // Compare-and-set on the version read in the same transaction. No RETURNING: the new version is
       // known (RETURNING's result set: 2-3 us per update with the statements alone, within the noise
       // of a whole request).
       write: q(
-        `UPDATE endpoints SET record = ?1, message_seq = ?2, pending_since = ?3, event_ids = ?4, version = ?6 + 1,
+        `UPDATE endpoints SET record = ?1, message_seq = ?2, pending_since = ?3, event_ids = ?4, version = ?6 + 1, queue = ?7,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?5 AND version = ?6`,
       ),
       create: q('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
       setToken: q('UPDATE endpoints SET token_hash = ? WHERE id = ? RETURNING version'),
       delete: q('DELETE FROM endpoints WHERE id = ? RETURNING version'),
       list: q('SELECT id FROM endpoints WHERE id > ? ORDER BY id LIMIT ?'),
-      // Entries of other messages (or all, when idle: the seq argument is then NULL).
-      dropStale: q('DELETE FROM outbox WHERE endpoint_id = ? AND (? IS NULL OR message_seq <> ?)'),
+      // Every entry of an endpoint that has nothing unread.
+      dropStale: q('DELETE FROM outbox WHERE endpoint_id = ?'),
       enqueue: q(
         `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
          VALUES (?, ?, ?, ?, ?, 0, ?) ON CONFLICT DO NOTHING`,
       ),
+      // Only the oldest live entry of each webhook is due: a webhook's messages go out one at a time,
+      // in order, and one held back (a retry, a rate limit) holds the ones after it.
       claim: q(
-        `UPDATE outbox SET lease_until = ?, attempts = attempts + 1
-         WHERE id IN (SELECT id FROM outbox WHERE next_attempt_at <= ? AND lease_until <= ? AND expires_at > ?
-                                              AND (? IS NULL OR platform = ?)
-                                              AND endpoint_id NOT IN (SELECT value FROM json_each(?))
-                      ORDER BY next_attempt_at, id LIMIT ?)
+        `UPDATE outbox SET lease_until = ?1, attempts = attempts + 1
+         WHERE id IN (SELECT o.id FROM outbox o WHERE o.next_attempt_at <= ?2 AND o.lease_until <= ?2 AND o.expires_at > ?2
+                                              AND (?3 IS NULL OR o.platform = ?3)
+                                              AND o.endpoint_id NOT IN (SELECT value FROM json_each(?4))
+                                              AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.endpoint_id = o.endpoint_id
+                                                                AND p.platform = o.platform AND p.url = o.url AND p.id < o.id
+                                                                AND p.expires_at > ?2)
+                      ORDER BY o.next_attempt_at, o.id LIMIT ?5)
          RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
       ),
+      hold: q('UPDATE outbox SET next_attempt_at = max(next_attempt_at, ?4) WHERE endpoint_id = ?1 AND platform = ?2 AND url = ?3'),
       dequeue: q('DELETE FROM outbox WHERE id = ?'),
       retry: q('UPDATE outbox SET next_attempt_at = ?, lease_until = 0 WHERE id = ?'),
       count: q('SELECT count(*) AS n FROM outbox'),
@@ -460,17 +474,18 @@ export class SqliteEndpointStore implements EndpointStore {
     const events = this.logEvent(id, version, json, messageNumberOf(state), current instanceof CommittedRow ? current.events : undefined);
     // `current` was read in this transaction, so the row is there at that version; if not, the throw
     // undoes the logged event with the rest of this update (runBatch's or transaction's rollback).
-    if (this.stmts.write.run(json, state.seq, state.pendingSince, events.text, id, current.version).changes !== 1) {
+    const queue = queueJson(state.queue);
+    if (this.stmts.write.run(json, state.seq, state.pendingSince, events.text, id, current.version, queue).changes !== 1) {
       throw new Error(`endpoint ${id} changed under its write`);
     }
-    const pendingSeq = state.pendingSince === null ? null : state.seq;
-    this.stmts.dropStale.run(id, pendingSeq, pendingSeq);
+    if (write.messages) this.messages.apply(id, write.messages);
+    if (state.pendingSince === null) this.stmts.dropStale.run(id);
     for (const d of write.dropDeliveriesTo ?? []) this.stmts.dropDeliveryTo.run(id, d.platform, d.url);
     const entries = changedChannelEntries(current.recordJson, record);
     if (entries) this.indexChannels(id, entries, true);
     for (const d of deliveries) this.stmts.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
     const row = new CommittedRow(
-      { token_hash: current.tokenHash, record: json, message_seq: state.seq, pending_since: state.pendingSince, version },
+      { token_hash: current.tokenHash, record: json, message_seq: state.seq, pending_since: state.pendingSince, version, queue },
       events,
     );
     return { result, row };
@@ -679,9 +694,7 @@ export class SqliteEndpointStore implements EndpointStore {
     // One transaction for every lane: one commit (and fsync, if anything was claimed) on the event loop.
     return this.transaction(() =>
       lanes.flatMap(([to, limit, passOver]) =>
-        (this.stmts.claim.all(now + leaseMs, now, now, now, to, to, JSON.stringify(passOver), limit) as unknown as OutboxRow[]).map(
-          toDelivery,
-        ),
+        (this.stmts.claim.all(now + leaseMs, now, to, JSON.stringify(passOver), limit) as unknown as OutboxRow[]).map(toDelivery),
       ),
     );
   }
@@ -703,6 +716,10 @@ export class SqliteEndpointStore implements EndpointStore {
 
   async dropDelivery(id: number): Promise<void> {
     this.stmts.dequeue.run(id);
+  }
+
+  async holdDeliveries(endpointId: string, platform: Platform, url: string, until: number): Promise<void> {
+    this.stmts.hold.run(endpointId, platform, url, until);
   }
 
   async countDeliveries(): Promise<number> {
@@ -845,7 +862,7 @@ export class SqliteEndpointStore implements EndpointStore {
     const q = (sql: string) => this.db.prepare(sql);
     this.snapshotStatements = {
       page: q(
-        `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version,
+        `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version, e.queue,
            (SELECT json_group_array(json_object('platform', o.platform, 'url', o.url, 'payload', o.payload, 'attempts', o.attempts,
                                                 'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at))
               FROM (SELECT * FROM outbox WHERE endpoint_id = e.id ORDER BY id) o) AS deliveries

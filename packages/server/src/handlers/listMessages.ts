@@ -1,0 +1,41 @@
+import { platformRefusal } from '../domain/actingPlatform.ts';
+import { PLATFORM_BITS, statusOf } from '../domain/messageQueue.ts';
+import { type Message, PLATFORMS, type Platform } from '../domain/record.ts';
+import { authenticate } from '../http/authenticate.ts';
+import type { AppDeps } from '../http/deps.ts';
+import { type Handler, pathParam, queryOf, reply } from '../http/operations.ts';
+import { forbidden, unauthorized } from '../http/problem.ts';
+import type { LoggedMessage } from '../store/messageLog.ts';
+
+/** Messages per page at most (the spec's maxItems), and when no limit is given. */
+export const MESSAGE_PAGE = { max: 500, default: 100 } as const;
+
+const item = (m: LoggedMessage, platform: Platform | undefined) => ({
+  number: m.number,
+  sender: m.sender,
+  sender_channel: m.senderChannel,
+  message: JSON.parse(m.message) as Message,
+  read: Object.fromEntries(PLATFORMS.map((p) => [p, ((m.unread | m.expired) & PLATFORM_BITS[p]) === 0])) as Record<Platform, boolean>,
+  state: statusOf(m.unread, m.expired, platform),
+  created_at: new Date(m.createdAt).toISOString(),
+});
+
+export const listMessages =
+  ({ store, bots }: AppDeps): Handler =>
+  async (req, res) => {
+    const id = pathParam(req, 'endpoint');
+    const found = await store.get(id);
+    const actor = authenticate(req, found, bots);
+    if (!actor || !found) throw unauthorized();
+    const { after = 0, limit = MESSAGE_PAGE.default, platform } = queryOf(req, 'listMessages');
+    const refusal = platformRefusal(actor.kind === 'bot' ? actor.platform : undefined, platform, 'platform');
+    if (refusal) throw forbidden(refusal);
+    // One more than listed: whether more follow is known without counting them.
+    const messages = await store.messages.list(id, after, Math.min(limit, MESSAGE_PAGE.max) + 1, platform);
+    const listed = messages.slice(0, limit);
+    reply(res, 'listMessages', 200, {
+      messages: listed.map((m) => item(m, platform)),
+      more: messages.length > listed.length,
+      newest: found.state.seq,
+    });
+  };

@@ -1,0 +1,91 @@
+// The message log on PostgreSQL: the writes a decision carries (applied by the endpoint adapter
+// inside its transaction) and the reads and sweep of the port. The table is migration 0007.
+import type pg from 'pg';
+import { MESSAGE_RETENTION, type MessageLogWrite, PLATFORM_BITS } from '../../domain/messageQueue.ts';
+import type { Platform } from '../../domain/record.ts';
+import { type LoggedMessage, type MessageLog, type MessageRow, toLoggedMessage } from '../messageLog.ts';
+
+const COLUMNS = 'number, sender, sender_channel, message, unread, expired, created_at';
+
+/** Rows deleted per statement by the sweep, and statements per call. */
+const PRUNE_BATCH = 5_000;
+const PRUNE_MAX_BATCHES = 20;
+
+const SQL = {
+  // The appended message, and the endpoint's read messages beyond the retained count (a key range).
+  append: `WITH added AS (
+             INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
+           )
+           DELETE FROM messages WHERE endpoint_id = $1 AND number <= $2::bigint - $8::bigint AND unread = 0`,
+  // New read states ($2 numbers, $3 unread masks, $4 expired bits), and the deliveries of those
+  // messages to platforms that no longer have them to read.
+  settle: `WITH s AS (SELECT * FROM unnest($2::bigint[], $3::int[], $4::int[]) AS s (number, unread, expired)),
+           settled AS (
+             UPDATE messages m SET unread = s.unread, expired = m.expired | s.expired FROM s
+             WHERE m.endpoint_id = $1 AND m.number = s.number
+           )
+           DELETE FROM outbox o USING s
+           WHERE o.endpoint_id = $1 AND o.message_seq = s.number
+             AND (s.unread & (CASE o.platform WHEN 'chat_a' THEN ${PLATFORM_BITS.chat_a} WHEN 'chat_b' THEN ${PLATFORM_BITS.chat_b} ELSE 0 END)) = 0`,
+  list: `SELECT ${COLUMNS} FROM messages WHERE endpoint_id = $1 AND number > $2 AND ($4::int IS NULL OR (unread & $4::int) <> 0)
+         ORDER BY number LIMIT $3`,
+  get: `SELECT ${COLUMNS} FROM messages WHERE endpoint_id = $1 AND number = $2`,
+  pruneAged: `DELETE FROM messages WHERE (endpoint_id, number) IN (
+                SELECT endpoint_id, number FROM messages WHERE unread = 0 AND created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+} as const;
+
+const statement = (key: keyof typeof SQL, values: unknown[]): pg.QueryConfig => ({
+  name: `chatbridge.messages.${key}`,
+  text: SQL[key],
+  values,
+});
+
+export class PostgresMessageLog implements MessageLog {
+  private readonly pool: pg.Pool;
+  private readonly clock: () => number;
+
+  constructor(pool: pg.Pool, clock: () => number) {
+    this.pool = pool;
+    this.clock = clock;
+  }
+
+  /** Applies a decision's log writes for `endpointId` inside the caller's transaction (`client` holds it). */
+  async apply(client: pg.ClientBase, endpointId: string, write: MessageLogWrite): Promise<void> {
+    const { append, settle = [] } = write;
+    if (append) {
+      const { number, sender, senderChannel, message, unread, createdAt } = append;
+      await client.query(
+        statement('append', [endpointId, number, sender, senderChannel, message, unread, createdAt, MESSAGE_RETENTION.count]),
+      );
+    }
+    if (settle.length > 0) {
+      await client.query(
+        statement('settle', [endpointId, settle.map((s) => s.number), settle.map((s) => s.unread), settle.map((s) => s.expired)]),
+      );
+    }
+  }
+
+  async list(endpointId: string, after: number, limit: number, platform?: Platform): Promise<LoggedMessage[]> {
+    const bit = platform === undefined ? null : PLATFORM_BITS[platform];
+    const { rows } = await this.pool.query<MessageRow>(statement('list', [endpointId, after, limit, bit]));
+    return rows.map(toLoggedMessage);
+  }
+
+  async get(endpointId: string, number: number): Promise<LoggedMessage | undefined> {
+    const row = (await this.pool.query<MessageRow>(statement('get', [endpointId, number]))).rows[0];
+    return row && toLoggedMessage(row);
+  }
+
+  /** Batches never wait for a writer (SKIP LOCKED) and each commits on its own. */
+  async prune(): Promise<number> {
+    const before = this.clock() - MESSAGE_RETENTION.maxAgeMs;
+    let total = 0;
+    for (let i = 0; i < PRUNE_MAX_BATCHES; i++) {
+      const deleted = (await this.pool.query(statement('pruneAged', [before, PRUNE_BATCH]))).rowCount ?? 0;
+      total += deleted;
+      if (deleted < PRUNE_BATCH) break;
+    }
+    return total;
+  }
+}
