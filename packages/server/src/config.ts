@@ -55,7 +55,7 @@ const EnvSchema = z.object({
   CHATBRIDGE_PG_POOL_SIZE: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(1000).default(10)),
   CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   CHATBRIDGE_VALIDATE_RESPONSES: bool.optional(),
-  CHATBRIDGE_MESSAGE_TTL_SECONDS: z.preprocess(unsetIfEmpty, z.coerce.number().positive().max(86_400).default(30)),
+  CHATBRIDGE_MESSAGE_TTL_SECONDS: z.preprocess(unsetIfEmpty, z.coerce.number().positive().max(86_400).default(600)),
   CHATBRIDGE_DRAIN_SECONDS: z.preprocess(unsetIfEmpty, z.coerce.number().min(0).max(300).default(0)),
   CHATBRIDGE_AUTH_FAILURES_PER_MINUTE: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(100_000).default(10)),
   CHATBRIDGE_AUTH_FAILURES_PER_ADDRESS_PER_MINUTE: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(1_000_000).default(3_000)),

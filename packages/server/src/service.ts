@@ -12,6 +12,7 @@ import { Relay, type RelayStats } from './relay/relay.ts';
 import { createRateLimits, type RateLimitSettings } from './http/rateLimits.ts';
 import { type HttpListener, listen, type SlowClientLimits } from './server.ts';
 import type { EndpointStore } from './store/port.ts';
+import type { QueueLimits } from './domain/messageQueue.ts';
 
 export interface ServiceOptions {
   store: EndpointStore;
@@ -21,6 +22,8 @@ export interface ServiceOptions {
   allowPrivateWebhooks: boolean;
   validateResponses: boolean;
   messageTtlMs: number;
+  /** Unread messages an endpoint may hold; default MESSAGE_QUEUE_LIMITS. */
+  messageQueueLimits?: QueueLimits;
   clock?: () => number;
   relay?: {
     leaseMs?: number;
@@ -113,6 +116,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     readiness,
     clock,
     messageTtlMs: options.messageTtlMs,
+    messageQueueLimits: options.messageQueueLimits,
     onDeliveriesQueued: () => relay.wake(),
     metrics,
     corsOrigins: options.corsOrigins ?? [],

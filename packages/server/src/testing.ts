@@ -1,4 +1,5 @@
 // Test support: the real service on port 0 over a scratch SQLite file, with helpers to provision.
+import type { QueueLimits } from './domain/messageQueue.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ export interface TestServerOptions {
   /** Defaults to a scratch SQLite file. */
   store?: EndpointStore;
   messageTtlMs?: number;
+  messageQueueLimits?: QueueLimits;
   clock?: () => number;
   relay?: ServiceOptions['relay'];
   events?: ServiceOptions['events'];
@@ -59,6 +61,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       allowPrivateWebhooks: options.allowPrivateWebhooks ?? false,
       validateResponses: options.validateResponses ?? true,
       messageTtlMs: options.messageTtlMs ?? 30_000,
+      ...(options.messageQueueLimits && { messageQueueLimits: options.messageQueueLimits }),
       ...(options.clock && { clock: options.clock }),
       relay: { pollMs: 50, ...options.relay },
       ...(options.rateLimits && { rateLimits: options.rateLimits }),

@@ -24,12 +24,17 @@ export interface QueuedMessage {
   b: number;
 }
 
-export const MESSAGE_QUEUE_LIMITS = {
+export interface QueueLimits {
+  messages: number;
+  bytes: number;
+}
+
+export const MESSAGE_QUEUE_LIMITS: QueueLimits = {
   /** Unread messages per endpoint. */
   messages: 1_000,
   /** UTF-8 bytes of the unread messages' content per endpoint. */
   bytes: 4 * 1024 * 1024,
-} as const;
+};
 
 /** How long read messages stay in the log for catch-up: at least the newest `count` of an endpoint, none older than `maxAgeMs`. */
 export const MESSAGE_RETENTION = { count: 1_000, maxAgeMs: 24 * 60 * 60_000 } as const;
@@ -85,13 +90,13 @@ export function headOf(queue: readonly QueuedMessage[], platform?: Platform): Qu
 }
 
 /** Why one more message of `bytes` would pass a bound, or undefined when it fits. */
-export function queueFullProblem(queue: readonly QueuedMessage[], bytes: number): string | undefined {
-  if (queue.length >= MESSAGE_QUEUE_LIMITS.messages) {
-    return `the endpoint has ${queue.length} unread messages, the most it keeps (${MESSAGE_QUEUE_LIMITS.messages}); retry once platforms have read some`;
+export function queueFullProblem(queue: readonly QueuedMessage[], bytes: number, limits: QueueLimits = MESSAGE_QUEUE_LIMITS): string | undefined {
+  if (queue.length >= limits.messages) {
+    return `the endpoint has ${queue.length} unread messages, the most it keeps (${limits.messages}); retry once platforms have read some`;
   }
   const held = queue.reduce((sum, m) => sum + m.b, 0);
-  if (held + bytes > MESSAGE_QUEUE_LIMITS.bytes) {
-    return `the endpoint's unread messages hold ${held} bytes; this one (${bytes}) would pass the bound of ${MESSAGE_QUEUE_LIMITS.bytes}; retry once platforms have read some`;
+  if (held + bytes > limits.bytes) {
+    return `the endpoint's unread messages hold ${held} bytes; this one (${bytes}) would pass the bound of ${limits.bytes}; retry once platforms have read some`;
   }
   return undefined;
 }

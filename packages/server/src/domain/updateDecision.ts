@@ -3,7 +3,7 @@
 // in one transaction. Pure: the caller supplies the clock, the policy and the payload renderer.
 import type { Issue } from './issues.ts';
 import { afterUpdate, planDeliveries } from './lifecycle.ts';
-import { queueFullProblem } from './messageQueue.ts';
+import { type QueueLimits, queueFullProblem } from './messageQueue.ts';
 import type { EndpointRecord } from './record.ts';
 import type { Decision, MessageState } from './row.ts';
 import { applyUpdate, type UpdateParams, type UpdatePolicy } from './update.ts';
@@ -21,6 +21,8 @@ export interface UpdateContext extends UpdatePolicy {
   messageTtlMs: number;
   /** The webhook body for a pending message, or undefined when it has nothing a webhook could show. */
   webhookBody: (record: EndpointRecord) => string | undefined;
+  /** Unread messages an endpoint may hold (default MESSAGE_QUEUE_LIMITS). */
+  queueLimits?: QueueLimits | undefined;
 }
 
 export type UpdateResult =
@@ -41,7 +43,7 @@ export function decideUpdate(current: CommittedRow, params: UpdateParams, contex
   if (params.only_check === true || (!outcome.changed && endsNothing)) return unchanged(outcome.record, outcome.json);
 
   if (params.trigger === true) {
-    const full = queueFullProblem(current.state.queue, Buffer.byteLength(JSON.stringify(outcome.record.meta.message)));
+    const full = queueFullProblem(current.state.queue, Buffer.byteLength(JSON.stringify(outcome.record.meta.message)), context.queueLimits);
     if (full !== undefined) return { result: { kind: 'queue full', detail: full } };
   }
   const { row, messages } = afterUpdate(current, outcome.record, params.trigger, context.now);

@@ -1,3 +1,4 @@
+import type { QueueLimits } from '../domain/messageQueue.ts';
 import type { BotKeyCache } from '../bots/keyCache.ts';
 import type { EventStreams } from '../events/streams.ts';
 import type { Logger } from '../logger.ts';
@@ -23,6 +24,8 @@ export interface AppDeps {
   clock: () => number;
   /** How long a pending message may wait for its reads before it is dropped. */
   messageTtlMs: number;
+  /** Unread messages an endpoint may hold; default MESSAGE_QUEUE_LIMITS (domain/messageQueue.ts). */
+  messageQueueLimits?: QueueLimits | undefined;
   /** Called after a commit queued webhook deliveries, so the relay starts at once. */
   onDeliveriesQueued: () => void;
   metrics: Metrics;

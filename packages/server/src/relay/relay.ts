@@ -257,7 +257,8 @@ export class Relay {
       .catch((err: unknown) => this.options.logger.error({ err }, 'webhook delivery failed; retried after its lease'))
       .finally(() => {
         lane.remove(endpointId, settled);
-        if (this.saturated && this.running) this.wake();
+        // The webhook's next message (its queue hands out one at a time) may be due now.
+        if (this.running) this.wake();
       });
     lane.add(endpointId, settled);
   }
