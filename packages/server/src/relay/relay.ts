@@ -48,6 +48,8 @@ export interface RelayOptions {
   maxInFlightPerEndpoint?: number;
   /** Told of every outcome, e.g. to count it in metrics. */
   observe?: (event: keyof RelayStats) => void;
+  /** How often read messages past retention are pruned from the message log (default 60 s). */
+  retentionSweepMs?: number;
 }
 
 export interface RelayStats {
@@ -120,6 +122,8 @@ export class Relay {
   /** Passes failed in a row (a store outage), and when one was last logged. */
   private failedPasses = 0;
   private failureLoggedAt = 0;
+  private retentionSweep: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
 
   constructor(options: RelayOptions) {
     this.options = {
@@ -130,6 +134,7 @@ export class Relay {
       maxInFlight: RELAY_SLOTS.perPlatform,
       maxInFlightPerEndpoint: RELAY_SLOTS.perEndpoint,
       observe: () => {},
+      retentionSweepMs: 60_000,
       ...options,
     };
   }
@@ -138,6 +143,21 @@ export class Relay {
     if (this.running) return;
     this.running = true;
     this.loop = this.run();
+    this.retentionSweep = setInterval(() => void this.sweepRetention(), this.options.retentionSweepMs);
+    this.retentionSweep.unref();
+  }
+
+  /**
+   * Prunes read messages past retention (the log's sweep yields between bounded batches, so requests
+   * are served meanwhile); one sweep at a time.
+   */
+  sweepRetention(): Promise<void> {
+    this.sweeping ??= this.options.store.messages
+      .prune()
+      .then(() => undefined)
+      .catch((err: unknown) => this.options.logger.warn({ err }, 'message log sweep failed; retrying later'))
+      .finally(() => (this.sweeping = undefined));
+    return this.sweeping;
   }
 
   /** Starts the next pass now instead of after the poll interval. */
@@ -148,6 +168,8 @@ export class Relay {
   /** Stops claiming new work and waits for deliveries in flight to be acknowledged or rescheduled. */
   async stop(): Promise<void> {
     this.running = false;
+    clearInterval(this.retentionSweep);
+    await this.sweeping;
     this.wake();
     await this.loop;
     // Attempts under way may finish for a while; one may take 20 s, longer than shutdown may, so what
