@@ -21,6 +21,7 @@ const SPAWNING = [
   'packages/server/test/cli.test.ts',
   'packages/server/test/botCli.test.ts',
   'packages/server/test/faults.test.ts',
+  'packages/server/test/messageCrash.test.ts',
   'packages/server/test/multiInstance.test.ts',
   'packages/server/test/portability/exportImport.test.ts',
   'packages/server/test/portability/importFromOriginal.test.ts',
