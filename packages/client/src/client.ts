@@ -20,7 +20,9 @@ import type {
   IssuedBotKey,
   IssuedToken,
   ListEndpointsParams,
+  ListMessagesParams,
   LookupResult,
+  MessagePage,
   Platform,
   Readiness,
   RemoveParams,
@@ -63,6 +65,14 @@ export interface CreateEndpointOptions extends CallOptions {
 }
 
 /** Options of `markRead`. */
+export interface GetEndpointOptions extends CallOptions {
+  /**
+   * The platform reading: `meta` shows the oldest message it has not read (a bot key's platform is
+   * the default, and the only one it may name).
+   */
+  platform?: Platform;
+}
+
 export interface MarkReadOptions extends CallOptions {
   /**
    * The message the bot relayed: `messageNumberOf(record)` of the record it relayed from. When a newer
@@ -109,8 +119,10 @@ export interface ChatbridgeCommonMethods {
  * the service and acts as its platform: a `sender` other than that platform is answered 403.
  */
 export interface ChatbridgeBotClient extends ChatbridgeCommonMethods {
-  /** `GET /{endpoint}` with the bot key. */
-  getEndpoint(endpoint: string, options?: CallOptions): Promise<EndpointRecord>;
+  /** `GET /{endpoint}` with the bot key: `meta` shows the oldest message the key's platform has not read. */
+  getEndpoint(endpoint: string, options?: GetEndpointOptions): Promise<EndpointRecord>;
+  /** `GET /messages/{endpoint}` with the bot key: the message log after `after` (see ChatbridgeClient.listMessages). */
+  listMessages(endpoint: string, params?: ListMessagesParams, options?: CallOptions): Promise<MessagePage>;
   /** `POST /update/{endpoint}` with the bot key. */
   updateEndpoint(endpoint: string, params?: UpdateEndpointParams, options?: CallOptions): Promise<EndpointRecord>;
   /** `POST /remove/{endpoint}` with the bot key (see ChatbridgeClient.remove). */
@@ -126,8 +138,17 @@ export interface ChatbridgeBotClient extends ChatbridgeCommonMethods {
 }
 
 export interface ChatbridgeClient extends ChatbridgeCommonMethods {
-  /** `GET /{endpoint}`: reads the endpoint record. */
-  getEndpoint(endpoint: string, token: string, options?: CallOptions): Promise<EndpointRecord>;
+  /**
+   * `GET /{endpoint}`: reads the endpoint record; with `platform`, `meta` shows the oldest message that
+   * platform has not read (otherwise the oldest some platform has not read).
+   */
+  getEndpoint(endpoint: string, token: string, options?: GetEndpointOptions): Promise<EndpointRecord>;
+  /**
+   * `GET /messages/{endpoint}`: the message log after `after` (default 0), oldest first, at most
+   * `limit`; with `platform`, only what that platform has not read. `more` says whether to ask again
+   * with `after` set to the last number listed.
+   */
+  listMessages(endpoint: string, token: string, params?: ListMessagesParams, options?: CallOptions): Promise<MessagePage>;
   /** `POST /update/{endpoint}`: applies `params` atomically and returns the committed record. */
   updateEndpoint(endpoint: string, token: string, params?: UpdateEndpointParams, options?: CallOptions): Promise<EndpointRecord>;
   /**
@@ -177,10 +198,11 @@ export function createChatbridgeClient(
       : { query: {}, headers: { Authorization: `Bearer ${credential.botKey}` } };
 
   const record = {
-    async getEndpoint(endpoint: string, credential: RecordCredential, call?: CallOptions) {
+    async getEndpoint(endpoint: string, credential: RecordCredential, call?: GetEndpointOptions) {
       const auth = authOf(credential);
+      const query = { ...auth.query, ...(call?.platform !== undefined && { platform: call.platform }) };
       const result = await raw.GET('/{endpoint}', {
-        params: { path: { endpoint: pathSegment('getEndpoint', endpoint) }, query: wellFormed('getEndpoint', auth.query) },
+        params: { path: { endpoint: pathSegment('getEndpoint', endpoint) }, query: wellFormed('getEndpoint', query) },
         headers: auth.headers,
         signal: call?.signal ?? null,
       });
@@ -202,6 +224,25 @@ export function createChatbridgeClient(
         signal: call?.signal ?? null,
       });
       return rememberMessageNumber(unwrap('updateEndpoint', result), result.response);
+    },
+
+    async listMessages(endpoint: string, credential: RecordCredential, params: ListMessagesParams = {}, call?: CallOptions) {
+      const auth = authOf(credential);
+      const { after, limit, platform } = params;
+      const result = await raw.GET('/messages/{endpoint}', {
+        params: {
+          path: { endpoint: pathSegment('listMessages', endpoint) },
+          query: {
+            ...auth.query,
+            ...(after !== undefined && { after }),
+            ...(limit !== undefined && { limit }),
+            ...(platform !== undefined && { platform }),
+          },
+        },
+        headers: auth.headers,
+        signal: call?.signal ?? null,
+      });
+      return unwrap('listMessages', result);
     },
 
     async remove(endpoint: string, credential: RecordCredential, params: RemoveParams, call?: CallOptions) {
@@ -340,6 +381,7 @@ export function createChatbridgeClient(
     const botClient: ChatbridgeBotClient = {
       ...common,
       getEndpoint: (endpoint, call) => record.getEndpoint(endpoint, key, call),
+      listMessages: (endpoint, params, call) => record.listMessages(endpoint, key, params, call),
       updateEndpoint: (endpoint, params, call) => record.updateEndpoint(endpoint, key, params, call),
       remove: (endpoint, params, call) => record.remove(endpoint, key, params, call),
       lookup: (platform, channel, call) => record.lookup(platform, channel, { Authorization: `Bearer ${botKey}` }, call),
@@ -353,6 +395,7 @@ export function createChatbridgeClient(
   const tokenClient: ChatbridgeClient = {
     ...common,
     getEndpoint: (endpoint, token, call) => record.getEndpoint(endpoint, { token }, call),
+    listMessages: (endpoint, token, params, call) => record.listMessages(endpoint, { token }, params, call),
     updateEndpoint: (endpoint, token, params, call) => record.updateEndpoint(endpoint, { token }, params, call),
     remove: (endpoint, token, params, call) => record.remove(endpoint, { token }, params, call),
     lookup: async (platform, channel, call) => record.lookup(platform, channel, adminHeaders('lookup'), call),

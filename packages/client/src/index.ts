@@ -9,6 +9,7 @@ export {
   type ChatbridgeClient,
   type ChatbridgeClientOptions,
   type CreateEndpointOptions,
+  type GetEndpointOptions,
   type MarkReadOptions,
 } from './client.ts';
 export { messageNumberOf } from './messageNumber.ts';
@@ -28,7 +29,10 @@ export type {
   Health,
   IssuedToken,
   ListEndpointsParams,
+  ListMessagesParams,
+  LoggedMessage,
   LookupResult,
+  MessagePage,
   Message,
   Meta,
   operations,

@@ -21,6 +21,8 @@ export type Bot = Schemas['Bot'];
 export type BotList = Schemas['BotList'];
 export type IssuedBotKey = Schemas['IssuedBotKey'];
 export type LookupResult = Schemas['LookupResult'];
+export type MessagePage = Schemas['MessagePage'];
+export type LoggedMessage = Schemas['LoggedMessage'];
 export type ChannelMatch = Schemas['ChannelMatch'];
 
 /**
@@ -43,6 +45,8 @@ export type RemoveParams = Optional<Omit<NonNullable<operations['removeFromEndpo
 
 /** Query parameters of `listEndpoints`. */
 export type ListEndpointsParams = Optional<NonNullable<operations['listEndpoints']['parameters']['query']>>;
+/** `listMessages`' query: `after`, `limit`, `platform` (only what that platform has not read). */
+export type ListMessagesParams = Optional<Omit<NonNullable<operations['listMessages']['parameters']['query']>, 'token'>>;
 
 /**
  * What `getReadiness` resolves with: `ready` is `true` on `200` and `false` on a `503` that carries

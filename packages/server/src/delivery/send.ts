@@ -147,7 +147,8 @@ export function rateLimitHold(headers: Record<string, string | string[] | undefi
 
 function classifyStatus(status: number, headers: Record<string, string | string[] | undefined>, now: number): SendOutcome {
   const hold = rateLimitHold(headers, now);
-  if (status >= 200 && status < 300) return hold === undefined ? { kind: 'delivered', status } : { kind: 'delivered', status, holdMs: hold };
+  if (status >= 200 && status < 300)
+    return hold === undefined ? { kind: 'delivered', status } : { kind: 'delivered', status, holdMs: hold };
   if (status === 408 || status === 429 || (status >= 500 && status < 600)) {
     const retryAfterMs = parseRetryAfter(headers['retry-after'], now) ?? hold;
     const outcome: SendOutcome = { kind: 'retry', status, reason: `HTTP ${status}` };

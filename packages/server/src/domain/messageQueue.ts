@@ -90,7 +90,11 @@ export function headOf(queue: readonly QueuedMessage[], platform?: Platform): Qu
 }
 
 /** Why one more message of `bytes` would pass a bound, or undefined when it fits. */
-export function queueFullProblem(queue: readonly QueuedMessage[], bytes: number, limits: QueueLimits = MESSAGE_QUEUE_LIMITS): string | undefined {
+export function queueFullProblem(
+  queue: readonly QueuedMessage[],
+  bytes: number,
+  limits: QueueLimits = MESSAGE_QUEUE_LIMITS,
+): string | undefined {
   if (queue.length >= limits.messages) {
     return `the endpoint has ${queue.length} unread messages, the most it keeps (${limits.messages}); retry once platforms have read some`;
   }
@@ -115,7 +119,11 @@ export interface QueueChange {
  * `platform` has read message `number`; without a number, the oldest it has not read. Nothing changes
  * when it has read that message already (or the message left the queue): marking is idempotent.
  */
-export function markQueued(queue: readonly QueuedMessage[], platform: Platform, number?: number): QueueChange & { marked: number | undefined } {
+export function markQueued(
+  queue: readonly QueuedMessage[],
+  platform: Platform,
+  number?: number,
+): QueueChange & { marked: number | undefined } {
   const bit = PLATFORM_BITS[platform];
   const target = number === undefined ? headOf(queue, platform) : queue.find((m) => m.n === number && (m.u & bit) !== 0);
   if (!target) return { queue, settle: [], marked: undefined };

@@ -14,7 +14,16 @@ type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string };
 export const QUEUE_FULL_RETRY_AFTER_SECONDS = 5;
 
 export const updateEndpoint =
-  ({ store, bots, allowPrivateWebhooks, clock, messageTtlMs, messageQueueLimits, onDeliveriesQueued, validateResponses }: AppDeps): Handler =>
+  ({
+    store,
+    bots,
+    allowPrivateWebhooks,
+    clock,
+    messageTtlMs,
+    messageQueueLimits,
+    onDeliveriesQueued,
+    validateResponses,
+  }: AppDeps): Handler =>
   async (req, res) => {
     const { token: _token, ...params } = queryOf(req, 'updateEndpoint');
     const context = { allowPrivateWebhooks, messageTtlMs, webhookBody, now: clock(), queueLimits: messageQueueLimits };

@@ -43,7 +43,11 @@ export class StoredRow implements StoredEndpoint {
   constructor(row: EndpointRow) {
     this.tokenHash = row.token_hash;
     this.recordJson = row.record;
-    this.state = { seq: Number(row.message_seq), pendingSince: row.pending_since === null ? null : Number(row.pending_since), queue: parseQueue(row.queue) };
+    this.state = {
+      seq: Number(row.message_seq),
+      pendingSince: row.pending_since === null ? null : Number(row.pending_since),
+      queue: parseQueue(row.queue),
+    };
     this.version = row.version;
   }
 

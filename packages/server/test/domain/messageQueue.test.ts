@@ -11,7 +11,12 @@ import {
   statusOf,
 } from '../../src/domain/messageQueue.ts';
 
-const msg = (n: number, platforms: Parameters<typeof maskOf>[0], at = n * 1000, b = 10): QueuedMessage => ({ n, u: maskOf(platforms), at, b });
+const msg = (n: number, platforms: Parameters<typeof maskOf>[0], at = n * 1000, b = 10): QueuedMessage => ({
+  n,
+  u: maskOf(platforms),
+  at,
+  b,
+});
 
 describe('message queue', () => {
   it('when a message is appended, then older ones stay queued before it; one nobody else needs is not queued', () => {
@@ -58,6 +63,8 @@ describe('message queue', () => {
     const full = Array.from({ length: MESSAGE_QUEUE_LIMITS.messages }, (_, i) => msg(i + 1, ['chat_a']));
     expect(queueFullProblem(full, 10)).toContain(`${MESSAGE_QUEUE_LIMITS.messages} unread messages`);
     expect(queueFullProblem(full.slice(1), 10)).toBeUndefined();
-    expect(queueFullProblem([msg(1, ['chat_a'], 0, MESSAGE_QUEUE_LIMITS.bytes - 5)], 10)).toContain(`bound of ${MESSAGE_QUEUE_LIMITS.bytes}`);
+    expect(queueFullProblem([msg(1, ['chat_a'], 0, MESSAGE_QUEUE_LIMITS.bytes - 5)], 10)).toContain(
+      `bound of ${MESSAGE_QUEUE_LIMITS.bytes}`,
+    );
   });
 });

@@ -108,7 +108,12 @@ describe.each(stores)('message log (%s)', (_name, open) => {
     await cleanup?.();
   });
 
-  const call = async (method: string, path: string, query: Record<string, string | number | boolean>, headers: Record<string, string> = {}) => {
+  const call = async (
+    method: string,
+    path: string,
+    query: Record<string, string | number | boolean>,
+    headers: Record<string, string> = {},
+  ) => {
     const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
     const res = await fetch(`${server.url}${path}?${qs}`, { method, headers });
     return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
@@ -153,7 +158,12 @@ describe.each(stores)('message log (%s)', (_name, open) => {
   }
 
   /** A bot's polling loop, unchanged from the one-message model: read, relay if unread, mark read with the number. */
-  async function poll(read: () => Promise<{ headers: Headers; body: Record<string, any> }>, mark: (n: string) => Promise<unknown>, platform: Platform, until: number) {
+  async function poll(
+    read: () => Promise<{ headers: Headers; body: Record<string, any> }>,
+    mark: (n: string) => Promise<unknown>,
+    platform: Platform,
+    until: number,
+  ) {
     const relayed: string[] = [];
     const deadline = Date.now() + 20_000;
     while (relayed.length < until && Date.now() < deadline) {

@@ -75,7 +75,12 @@ const message = (token: string, content: string) => ({
 describe('webhook queues', () => {
   it('when a webhook fails for two minutes and then recovers, then it receives every message, in order, once each', async () => {
     let now = Date.now();
-    const server = await startTestServer({ allowPrivateWebhooks: true, clock: () => now, messageTtlMs: 600_000, relay: { pollMs: 60_000 } });
+    const server = await startTestServer({
+      allowPrivateWebhooks: true,
+      clock: () => now,
+      messageTtlMs: 600_000,
+      relay: { pollMs: 60_000 },
+    });
     servers.push(server);
     const hook = await startHook();
     hooks.push(hook);
@@ -105,21 +110,24 @@ describe('webhook queues', () => {
     expect(hook.contents).toEqual(sent);
   });
 
-  it.skipIf(!BASE_URL)('when two PostgreSQL instances take turns accepting one burst, then each webhook receives it in number order', async () => {
-    const db = await createScratchDatabase(BASE_URL!);
-    databases.push(db);
-    const open = () => PostgresEndpointStore.open({ connectionString: db.url });
-    const one = await startTestServer({ store: await open(), allowPrivateWebhooks: true, relay: { pollMs: 20 } });
-    const two = await startTestServer({ store: await open(), allowPrivateWebhooks: true, relay: { pollMs: 20 } });
-    servers.push(one, two);
-    const hook = await startHook();
-    hooks.push(hook);
-    const token = await bridge(one, 'shared', hook.url);
-    const sent = Array.from({ length: 30 }, (_, i) => `m${i + 1}`);
-    for (const [i, content] of sent.entries()) {
-      expect((await post(i % 2 === 0 ? one : two, '/update/shared', message(token, content))).status).toBe(200);
-    }
-    await eventually(() => hook.contents.length >= sent.length, 20_000);
-    expect(hook.contents).toEqual(sent);
-  });
+  it.skipIf(!BASE_URL)(
+    'when two PostgreSQL instances take turns accepting one burst, then each webhook receives it in number order',
+    async () => {
+      const db = await createScratchDatabase(BASE_URL!);
+      databases.push(db);
+      const open = () => PostgresEndpointStore.open({ connectionString: db.url });
+      const one = await startTestServer({ store: await open(), allowPrivateWebhooks: true, relay: { pollMs: 20 } });
+      const two = await startTestServer({ store: await open(), allowPrivateWebhooks: true, relay: { pollMs: 20 } });
+      servers.push(one, two);
+      const hook = await startHook();
+      hooks.push(hook);
+      const token = await bridge(one, 'shared', hook.url);
+      const sent = Array.from({ length: 30 }, (_, i) => `m${i + 1}`);
+      for (const [i, content] of sent.entries()) {
+        expect((await post(i % 2 === 0 ? one : two, '/update/shared', message(token, content))).status).toBe(200);
+      }
+      await eventually(() => hook.contents.length >= sent.length, 20_000);
+      expect(hook.contents).toEqual(sent);
+    },
+  );
 });
