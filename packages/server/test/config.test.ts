@@ -81,7 +81,7 @@ describe('loadConfig', () => {
       CHATBRIDGE_PG_POOL_SIZE: '',
     });
     expect(config.rateLimits).toEqual({ authFailuresPerMinute: 10, authFailuresPerAddressPerMinute: 3_000, perEndpointPerSecond: 50 });
-    expect(config.messageTtlMs).toBe(30_000);
+    expect(config.messageTtlMs).toBe(600_000); // the message TTL: how long the service keeps trying (10 minutes)
     expect(loadConfig({ CHATBRIDGE_RATE_LIMIT_PER_ENDPOINT: '0' }).rateLimits.perEndpointPerSecond).toBe(0); // 0 still turns it off
   });
 

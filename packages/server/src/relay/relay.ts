@@ -117,8 +117,6 @@ export class Relay {
   private readonly lanes = new Map<Platform, Lane>(WEBHOOK_PLATFORMS.map((p) => [p, new Lane()]));
   /** Aborted by stop() after its grace: attempts still under way end then, released for a retry at once. */
   private readonly stopping = new AbortController();
-  /** The last pass left a lane without room for a full batch, or passed over endpoints at their share: a finished delivery starts a pass. */
-  private saturated = false;
   /** Passes failed in a row (a store outage), and when one was last logged. */
   private failedPasses = 0;
   private failureLoggedAt = 0;
@@ -249,12 +247,10 @@ export class Relay {
     const { maxInFlight, maxInFlightPerEndpoint, batchSize, store, leaseMs, clock } = this.options;
     const limits: Partial<Record<Platform, number>> = {};
     const skip: Partial<Record<Platform, string[]>> = {};
-    this.saturated = false;
     for (const [platform, lane] of this.lanes) {
       const free = maxInFlight - lane.size;
+      // Endpoints at their share wait for one of their attempts to end (which starts a pass).
       const full = lane.endpointsHolding(maxInFlightPerEndpoint);
-      // A lane with endpoints at their share waits for their attempts to end, like a full lane.
-      if (free < batchSize || full.length > 0) this.saturated = true;
       if (free > 0) limits[platform] = Math.min(batchSize, free);
       if (full.length > 0) skip[platform] = full;
     }

@@ -4,7 +4,7 @@ import type { MessageState } from '../../src/domain/row.ts';
 import { applyRemoval, type CommittedRow, decideRemoval } from '../../src/domain/removal.ts';
 
 const HOOK = (n: number) => `https://chat-a.example.com/api/webhooks/${n}/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`;
-const idle: MessageState = { seq: 4, pendingSince: null };
+const idle: MessageState = { seq: 4, pendingSince: null, queue: [] };
 
 function row(edit: (r: EndpointRecord) => void = () => {}, state: MessageState = idle): CommittedRow {
   const record = initialRecord();
@@ -84,7 +84,7 @@ describe('applyRemoval', () => {
 
 describe('decideRemoval', () => {
   it('when something changes, then the record is written with the state as it was, and the removed webhooks’ deliveries are dropped', () => {
-    const pending: MessageState = { seq: 5, pendingSince: 1000 };
+    const pending: MessageState = { seq: 5, pendingSince: 1000, queue: [{ n: 5, u: 3, at: 1000, b: 2 }] };
     const current = { ...bridged, state: pending };
     const decision = decideRemoval(current, { bridge: 0 });
     expect(decision.write).toMatchObject({

@@ -180,16 +180,20 @@ describe('relay: delivery', () => {
     expect(server.relay.stats.delivered).toBe(1);
   });
 
-  it('when a webhook answers 404, then it is not retried and the platform stays unread', async () => {
+  it("when a webhook answers 404, then it is not retried and that platform's copy is given up (expired, not read)", async () => {
     const { server, client } = await start();
     const { id, token } = await community(client, server);
-    receiver.script({ status: 404 }, { status: 404 });
-    await post(client, id, token, 'chat_c', 0);
-    await eventually(() => server.relay.stats.rejected === 2);
+    await client.updateEndpoint(id, token, { index: 0, webhook_chat_b: receiver.url('b-zero') });
+    receiver.script({ status: 404 });
+    await client.updateEndpoint(id, token, { sender: 'chat_a', sender_channel: 'a-0000-chan', message_content: 'refused', trigger: true });
+    await eventually(() => server.relay.stats.rejected === 1);
     advance(server, BACKOFF.capMs); // past any retry
     await passAndSettle(server);
-    expect(receiver.received).toHaveLength(2);
-    expect((await client.getEndpoint(id, token)).meta.read).toMatchObject({ chat_a: false, chat_b: false });
+    expect(receiver.received).toHaveLength(1);
+    // chat_c's bot has still to read it; chat_b will not get it.
+    expect((await client.getEndpoint(id, token)).meta.read).toMatchObject({ chat_b: true, chat_c: false });
+    expect(await server.store.messages.get(id, 1)).toMatchObject({ unread: 4, expired: 2 });
+    expect(await server.store.countDeliveries()).toBe(0);
   });
 });
 
@@ -298,13 +302,17 @@ describe('relay: a retry checks that it still applies, and sends the message as 
     expect((await client.getEndpoint(id, token)).meta.read.chat_a).toBe(false); // not delivered, so not read
   });
 
-  it("when the platform's bot reads the message while its delivery waits for a retry, then the delivery is dropped unsent", async () => {
+  it("when the platform's bot reads the message while its delivery waits for a retry, then the delivery is dropped with the read, unsent", async () => {
     const { server, client, id, token, pending } = await retryPending('read by hand');
     expect(pending.meta.trigger).toBe(true);
+    expect(await server.store.countDeliveries()).toBe(1);
     await client.markRead(id, token, 'chat_a');
+    // The read settles the message for chat_a: its delivery goes in the same write.
+    expect(await server.store.countDeliveries()).toBe(0);
     advance(server, 1000);
-    await eventually(() => server.relay.stats.superseded === 1);
+    await passAndSettle(server);
     expect(receiver.received).toHaveLength(1);
+    expect(server.relay.stats.delivered).toBe(0);
   });
 });
 
@@ -324,25 +332,28 @@ describe('relay: lifecycle', () => {
     expect(server.relay.stats.expired).toBe(1);
   });
 
-  it('when a new message arrives while one is pending, then the old undelivered copies are dropped and only the new one is delivered', async () => {
+  it('when a new message arrives while an older one waits for its retry, then neither replaces the other: each webhook gets both, in order', async () => {
     const { server, client } = await start();
     const { id, token } = await community(client, server);
-    // chat_a's webhook fails the first message until it is replaced.
+    // Both webhooks fail the first message's first attempt.
     receiver.script({ status: 503, headers: { 'retry-after': '2' } }, { status: 503, headers: { 'retry-after': '2' } });
     await post(client, id, token, 'chat_c', 0);
     await eventually(() => server.relay.stats.retried === 2);
     await client.updateEndpoint(id, token, {
       sender: 'chat_c',
       sender_channel: 'c-0000-chan',
-      message_content: 'the replacement',
+      message_content: 'the next one',
       trigger: true,
     });
-    await eventually(async () => (await client.getEndpoint(id, token)).meta.trigger === false);
-    advance(server, 2500); // past the first message's retries
+    // The newer message waits behind the older one on each webhook; the record shows the older first.
     await passAndSettle(server);
-    const contents = receiver.received.map((r) => r.body.content);
-    expect(contents.filter((c) => c === 'the replacement')).toHaveLength(2);
-    expect(contents.filter((c) => c === 'hello over bridge 0')).toHaveLength(2); // the two failed first attempts only
+    expect(receiver.received).toHaveLength(2);
+    expect((await client.getEndpoint(id, token)).meta.message.content).toBe('hello over bridge 0');
+    advance(server, 2000); // the first message's retries are due
+    await eventually(async () => (await client.getEndpoint(id, token)).meta.trigger === false);
+    const to = (hook: string) => receiver.received.filter((r) => r.path.split('/')[2] === hook).map((r) => r.body.content);
+    for (const hook of ['a0', 'b0']) expect(to(hook)).toEqual(['hello over bridge 0', 'hello over bridge 0', 'the next one']);
+    expect(server.relay.stats).toMatchObject({ delivered: 4, retried: 2, superseded: 0 });
   });
 });
 

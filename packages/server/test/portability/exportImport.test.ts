@@ -59,12 +59,18 @@ async function arrange(store: EndpointStore): Promise<Record<string, string>> {
       payload: JSON.stringify({ content: 'pending while the store moved' }),
       expiresAt: 4_000_000_000_000,
     }));
-    return { write: { record, state: { seq: 4, pendingSince: 3_999_999_990_000 }, deliveries }, result: undefined };
+    const at = 3_999_999_990_000;
+    const bytes = Buffer.byteLength(JSON.stringify(record.meta.message));
+    // chat_a and chat_b have still to read message 4.
+    return { write: { record, state: { seq: 4, pendingSince: at, queue: [{ n: 4, u: 3, at, b: bytes }] }, deliveries }, result: undefined };
   });
   const [claimed] = await store.claimDeliveries(3_999_999_991_000, 1000, { chat_a: 1 });
   await store.retryDelivery(claimed!.id, 3_999_999_992_000);
   return tokens;
 }
+
+/** The snapshots as an import gives them back: the queue summary is not exported yet, so imports start with an empty queue. */
+const withoutQueue = (rows: EndpointSnapshot[]): EndpointSnapshot[] => rows.map((r) => ({ ...r, state: { ...r.state, queue: [] } }));
 
 /** Every endpoint answers its original token with its record, through the HTTP API over `store`. */
 async function expectTokensRead(store: EndpointStore, tokens: Record<string, string>): Promise<void> {
@@ -120,7 +126,7 @@ describe('chatbridge export and import', () => {
       // Read over HTTP after the export: a running server works on the pending message's deliveries.
       const pg = await PostgresEndpointStore.open({ connectionString: db.url });
       try {
-        expect(await snapshotsOf(pg)).toEqual(original);
+        expect(await snapshotsOf(pg)).toEqual(withoutQueue(original));
         await expectTokensRead(pg, tokens);
       } finally {
         await pg.close();
@@ -129,7 +135,7 @@ describe('chatbridge export and import', () => {
       expect(await chatbridge(last, 'import', join(dir, 'from-pg.jsonl'))).toMatchObject({ code: 0, stdout: '3 imported, 0 unchanged\n' });
 
       await withSqlite(last, async (store) => {
-        expect(await snapshotsOf(store)).toEqual(original);
+        expect(await snapshotsOf(store)).toEqual(withoutQueue(original));
         await expectTokensRead(store, tokens);
       });
     },

@@ -82,7 +82,7 @@ describe('chatbridge import --from-original', () => {
         'self-user': true,
       });
       // The pending message of the original is not carried over: the endpoint starts idle.
-      expect([a.record, a.state, a.version]).toEqual([expected, { seq: 0, pendingSince: null }, 0]);
+      expect([a.record, a.state, a.version]).toEqual([expected, { seq: 0, pendingSince: null, queue: [] }, 0]);
       expect(tokenMatchesDigest(a.tokenHash, tokens[A])).toBe(true);
 
       const b = (await store.get('community_b'))!;

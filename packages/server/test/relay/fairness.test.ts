@@ -75,13 +75,28 @@ describe('relay: webhook fairness between tenants', () => {
     expect(Date.now() - posted).toBeLessThan(2_000);
   });
 
-  it('when one endpoint keeps posting while its chat_a webhook hangs, then it holds at most 2 of the slots and another endpoint is delivered at once', async () => {
+  it('when one endpoint keeps posting to its bridges while their chat_a webhooks hang, then it holds at most 2 of the slots and another endpoint is delivered at once', async () => {
     const { receiver, server, client } = await start({ relay: { maxInFlight: 3 } });
-    const noisy = await bridged(server, client, 'noisy', receiver.url('hang/noisy'));
+    // Three bridges, each with a chat_a webhook that hangs: a webhook has one attempt under way at a
+    // time (its oldest message), so only several webhooks could take several slots.
+    const noisy = { id: 'noisy', token: await server.provision('noisy') };
+    for (const i of [0, 1, 2]) {
+      await client.updateEndpoint(noisy.id, noisy.token, {
+        channel_chat_a: `a-000${i}-chan`,
+        webhook_chat_a: receiver.url(`hang/noisy-${i}`),
+        channel_chat_b: `b-000${i}-chan`,
+      });
+    }
+    await client.updateEndpoint(noisy.id, noisy.token, { selfuse: true });
     const other = await bridged(server, client, 'other', receiver.url('ok'));
-    // Each message replaces the last; the attempts already under way keep waiting for the webhook.
+    // Bridges 0, 1, 2, 0, 1: none replaces another; each waits for its webhook or for a slot.
     for (let i = 0; i < 5; i++) {
-      await postFromChatB(client, noisy.id, noisy.token, `message ${i}`);
+      await client.updateEndpoint(noisy.id, noisy.token, {
+        sender: 'chat_b',
+        sender_channel: `b-000${i % 3}-chan`,
+        message_content: `message ${i}`,
+        trigger: true,
+      });
       await eventually(() => receiver.hanging.length >= Math.min(i + 1, 2));
     }
 
@@ -89,8 +104,9 @@ describe('relay: webhook fairness between tenants', () => {
     await postFromChatB(client, other.id, other.token, 'hello');
     await eventually(async () => (await client.getEndpoint(other.id, other.token)).meta.trigger === false, 10_000);
     expect(Date.now() - posted).toBeLessThan(2_000);
-    expect(receiver.hanging).toHaveLength(2);
-    // The noisy endpoint's latest message waits in the outbox for one of its own slots.
-    expect(await server.store.countDeliveries()).toBe(1);
+    expect(receiver.hanging.map((path) => path.split('/')[2])).toEqual(['noisy-0', 'noisy-1']);
+    // Every noisy message is still queued: the two under way, bridge 2's waiting for a slot, and the
+    // two after them on their own webhooks.
+    expect(await server.store.countDeliveries()).toBe(5);
   });
 });

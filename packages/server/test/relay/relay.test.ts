@@ -101,7 +101,8 @@ describe('relay acknowledgements', () => {
     const store = {
       listExpired: async () => [],
       claimDeliveries: async () => (claims++ === 0 ? [delivery] : []),
-      get: async () => ({ record, state: { seq: 1, pendingSince: Date.now() } }),
+      // chat_a has still to read message 1.
+      get: async () => ({ record, state: { seq: 1, pendingSince: Date.now(), queue: [{ n: 1, u: 1, at: Date.now(), b: 2 }] } }),
       completeDelivery: async () => {
         if (++records === 1) throw new Error('Connection terminated unexpectedly');
       },
@@ -121,20 +122,31 @@ describe('relay acknowledgements', () => {
 });
 
 describe("relay: an endpoint's share of a platform's slots", () => {
-  const url = 'https://chat-a.example.com/hooks/0123456789012345678901234567890123456789';
+  /** The chat_a webhook of bridge `bridge`. */
+  const url = (bridge: number) => `https://chat-a.example.com/hooks/${bridge}/0123456789012345678901234567890123456789`;
   const record = initialRecord();
   record.config['self-user'] = true;
-  record.config.webhooks.chat_a = [url];
+  record.config.webhooks.chat_a = [0, 1, 2, 3].map(url);
   record.meta.trigger = true;
 
   /**
    * An outbox of chat_a deliveries that honours claim limits and passed-over endpoints. As in the
-   * real store, an endpoint has one entry per platform at a time: its pending message's.
+   * real store, a webhook has one entry out at a time (its oldest): an endpoint has several attempts
+   * under way only through several webhooks (bridges), so each delivery here goes to a bridge of its own.
    */
   function outbox() {
     const due: Delivery[] = [];
     const queue = (id: number, endpointId: string) =>
-      due.push({ id, endpointId, seq: 1, platform: 'chat_a', url, payload: '{}', expiresAt: Date.now() + 30_000, attempts: 1 });
+      due.push({
+        id,
+        endpointId,
+        seq: id,
+        platform: 'chat_a',
+        url: url(id - 1),
+        payload: '{}',
+        expiresAt: Date.now() + 30_000,
+        attempts: 1,
+      });
     const store = {
       listExpired: async () => [],
       claimDeliveries: async (_now: number, _leaseMs: number, limits: { chat_a?: number }, skip: { chat_a?: string[] } = {}) => {
@@ -142,7 +154,11 @@ describe("relay: an endpoint's share of a platform's slots", () => {
         for (const d of claimable) due.splice(due.indexOf(d), 1);
         return claimable;
       },
-      get: async () => ({ record, state: { seq: 1, pendingSince: Date.now() } }),
+      // chat_a has still to read messages 1 to 4 (each endpoint's own, numbered apart here).
+      get: async () => ({
+        record,
+        state: { seq: 4, pendingSince: Date.now(), queue: [1, 2, 3, 4].map((n) => ({ n, u: 1, at: Date.now(), b: 2 })) },
+      }),
       completeDelivery: async () => undefined,
     } as unknown as EndpointStore;
     return { store, due, queue };
@@ -165,7 +181,7 @@ describe("relay: an endpoint's share of a platform's slots", () => {
     const relay = new Relay({ store, sender, logger: recordingLogger().logger, clock: Date.now, messageTtlMs: 30_000, pollMs: 60_000 });
     relay.start();
     try {
-      // Each message replaces the last; the attempts already under way keep waiting for the webhook.
+      // One message after another, to three of its bridges; the attempts under way keep waiting for the webhooks.
       for (const id of [1, 2, 3]) {
         queue(id, 'noisy');
         relay.wake();

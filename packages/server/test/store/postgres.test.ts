@@ -10,12 +10,15 @@ import { loadConfig } from '../../src/config.ts';
 import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
 import { PostgresEndpointStore, type PostgresStoreOptions, loadMigrations, migrate } from '../../src/store/postgres.ts';
-import type { StoredEndpoint } from '../../src/store/port.ts';
+import type { MessageState, StoredEndpoint } from '../../src/store/port.ts';
 import { hashToken, tokenMatchesDigest } from '../../src/tokens.ts';
 import { describeStoreContract } from './contract.ts';
 import { createScratchDatabase, type ScratchDatabase, withClient } from './pgScratch.ts';
 
 const BASE_URL = process.env.DATABASE_URL;
+
+/** The state of an endpoint whose newest message `seq`, accepted at `at`, chat_a and chat_b have still to read. */
+const pendingState = (seq: number, at: number): MessageState => ({ seq, pendingSince: at, queue: [{ n: seq, u: 3, at, b: 2 }] });
 
 describe('PostgreSQL configuration', () => {
   const env = { CHATBRIDGE_STORE: 'postgres' };
@@ -284,7 +287,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
             payload: '{}',
             expiresAt: 10_000,
           }));
-          return { write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries }, result: undefined };
+          return { write: { record: cur!.record, state: pendingState(1, 1000), deliveries }, result: undefined };
         });
         const queued = await store.claimDeliveries(2000, 60_000, 10);
         expect(queued.map((d) => d.url).sort()).toEqual(['https://h.example/2/chat_a', 'https://h.example/2/chat_b']);
@@ -324,7 +327,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
           await a.update(`ep-${i}`, (cur) => ({
             write: {
               record: cur!.record,
-              state: { seq: 1, pendingSince: 1000 },
+              state: pendingState(1, 1000),
               deliveries: (['chat_a', 'chat_b'] as const).map((platform) => ({
                 platform,
                 url: `https://h.example/${platform}`,
@@ -345,14 +348,14 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       }
     });
 
-    it('when deliveries complete while updates replace the message, then nothing deadlocks and no entry outlives its message', async () => {
+    it('when deliveries complete while a newer message is queued, then nothing deadlocks and only the newer message stays queued', async () => {
       const a = await fresh();
       const b = await PostgresEndpointStore.open({ connectionString: db.url });
       const pend = (seq: number) =>
         a.update('ep-1', (cur) => ({
           write: {
             record: cur!.record,
-            state: { seq, pendingSince: 1000 },
+            state: pendingState(seq, 1000),
             deliveries: (['chat_a', 'chat_b'] as const).map((platform) => ({
               platform,
               url: `https://h.example/${platform}`,
@@ -373,10 +376,14 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
             pend(seq + 1000),
           ]);
           expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
-          // Whatever the interleaving, only the replacing message's two entries remain.
+          // Whatever the interleaving, the completed entries are gone and the newer message's two stay
+          // (a newer message drops no older entry: each is removed once delivered).
           const { rows } = await admin.query('SELECT DISTINCT message_seq::int FROM outbox');
           expect(rows).toEqual([{ message_seq: seq + 1000 }]);
-          await a.update('ep-1', (cur) => ({ write: { record: cur!.record, state: { seq, pendingSince: null } }, result: undefined }));
+          await a.update('ep-1', (cur) => ({
+            write: { record: cur!.record, state: { seq, pendingSince: null, queue: [] } },
+            result: undefined,
+          }));
         }
       } finally {
         await a.close();
@@ -550,7 +557,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const ids = ['ep-a', 'ep-b', 'ep-c', 'ep-d'];
       for (const id of ids) await store.create(id, hashToken(`t-${id}`), initialRecord());
       await store.update('ep-d', (cur) => ({
-        write: { record: cur!.record, state: { seq: 1, pendingSince: 500 }, deliveries: [draft('chat_a')] },
+        write: { record: cur!.record, state: pendingState(1, 500), deliveries: [draft('chat_a')] },
         result: 0,
       }));
       const feed = await store.openChangeFeed();
@@ -562,12 +569,15 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         Promise.all([
           ...['ep-a', 'ep-b', 'ep-c'].map((id) =>
             store.update(id, (_cur) => ({
-              write: { record: record(id), state: { seq: 1, pendingSince: 1000 }, deliveries: [draft('chat_a'), draft('chat_b')] },
+              write: { record: record(id), state: pendingState(1, 1000), deliveries: [draft('chat_a'), draft('chat_b')] },
               result: id,
             })),
           ),
           // ep-d goes idle: its queued delivery is dropped.
-          store.update('ep-d', (_cur) => ({ write: { record: record('idle'), state: { seq: 1, pendingSince: null } }, result: 'ep-d' })),
+          store.update('ep-d', (_cur) => ({
+            write: { record: record('idle'), state: { seq: 1, pendingSince: null, queue: [] } },
+            result: 'ep-d',
+          })),
           // A second update of ep-a in the same turn: decided on the same row, it is decided again.
           store.update('ep-a', (cur) => ({
             write: { record: record(`${cur!.record.config.blacklist[0] ?? 'none'}+again`), state: cur!.state },
@@ -635,12 +645,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const store = await fresh();
       for (const id of ['ep-a', 'ep-b']) await store.create(id, hashToken('t'), initialRecord());
       const results = await Promise.allSettled([
-        store.update('ep-a', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 } }, result: 'a' })),
+        store.update('ep-a', (cur) => ({ write: { record: cur!.record, state: pendingState(1, 1000) }, result: 'a' })),
         // A delivery without a URL breaks the outbox's NOT NULL constraint.
         store.update('ep-b', (cur) => ({
           write: {
             record: cur!.record,
-            state: { seq: 1, pendingSince: 1000 },
+            state: pendingState(1, 1000),
             deliveries: [{ platform: 'chat_a', url: null as unknown as string, payload: '{}', expiresAt: 1 }],
           },
           result: 'b',
@@ -693,12 +703,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       await store.update('ep-1', (cur) => ({
         write: {
           record: cur!.record,
-          state: { seq: 7, pendingSince: now },
+          state: pendingState(7, now),
           deliveries: [{ platform: 'chat_a', url: 'https://h.example/a', payload: '{}', expiresAt: now + 30_000 }],
         },
         result: undefined,
       }));
-      expect((await store.get('ep-1'))!.state).toEqual({ seq: 7, pendingSince: now });
+      expect((await store.get('ep-1'))!.state).toEqual(pendingState(7, now));
       const [d] = await store.claimDeliveries(now, 1000, 10);
       expect(d).toMatchObject({ seq: 7, expiresAt: now + 30_000, attempts: 1 });
       expect(typeof d!.id).toBe('number');
@@ -770,7 +780,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       await store.create('ep-1', hashToken('t'), initialRecord());
       const delivery = { platform: 'chat_a' as const, url: 'https://hooks.example.com/a', payload: '{}', expiresAt: Date.now() + 60_000 };
       await store.update('ep-1', (cur) => ({
-        write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [delivery] },
+        write: { record: cur!.record, state: pendingState(1, 1000), deliveries: [delivery] },
         result: undefined,
       }));
       const [claimed] = await store.claimDeliveries(Date.now(), 60_000, 1);
@@ -815,7 +825,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         expiresAt: Date.now() + 60_000,
       });
       await store.update('ep-1', (cur) => ({
-        write: { record: cur!.record, state: { seq: 1, pendingSince: 1000 }, deliveries: [queued('chat_a'), queued('chat_b')] },
+        write: { record: cur!.record, state: pendingState(1, 1000), deliveries: [queued('chat_a'), queued('chat_b')] },
         result: undefined,
       }));
       const original = pg.Client.prototype.query;

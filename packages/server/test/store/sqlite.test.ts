@@ -313,7 +313,7 @@ describe('SqliteEndpointStore row cache', () => {
       store.update('ep-1', (cur) => {
         const record = structuredClone(cur!.record);
         record.meta.message.content = 'abandoned';
-        return { write: { record, state: { seq: cur!.state.seq, pendingSince: 'not a number' as unknown as number } }, result: undefined };
+        return { write: { record, state: { ...cur!.state, pendingSince: 'not a number' as unknown as number } }, result: undefined };
       }),
     ).rejects.toThrow();
     expect((await store.get('ep-1'))!.record.meta.message.content).toBe('committed');
@@ -323,14 +323,14 @@ describe('SqliteEndpointStore row cache', () => {
 
   it('when updates of one endpoint share a commit and one of them fails, then the row kept from the commit is the row on disk', async () => {
     const { server, other, close } = await twoProcesses('t');
-    const pending = { seq: 7, pendingSince: 1234 };
+    const pending = { seq: 7, pendingSince: 1234, queue: [{ n: 7, u: 1, at: 1234, b: 2 }] };
     const results = await Promise.allSettled([
       server.update('ep-1', (cur) => ({
         write: { record: { ...cur!.record, meta: { ...cur!.record.meta, trigger: true } }, state: pending },
         result: 1,
       })),
       server.update('ep-1', (cur) => ({
-        write: { record: cur!.record, state: { seq: 8, pendingSince: 'x' as unknown as number } },
+        write: { record: cur!.record, state: { seq: 8, pendingSince: 'x' as unknown as number, queue: [] } },
         result: 2,
       })),
       setContent(server, 'ep-1', 'third'),
