@@ -334,6 +334,24 @@ const cases: Case[] = [
     call: (t) => ({ method: 'POST', path: `/read/${ENDPOINT_ID}`, query: { token: t.token, platform: 'chat_z' } }),
   },
   {
+    name: 'when the message log is listed with a valid token, then 200 with a page',
+    operationId: 'listMessages',
+    status: 200,
+    call: (t) => ({ path: `/messages/${ENDPOINT_ID}`, query: { token: t.token, after: '0', platform: 'chat_d' } }),
+  },
+  {
+    name: 'when the message log is listed without a token, then 401',
+    operationId: 'listMessages',
+    status: 401,
+    call: () => ({ path: `/messages/${ENDPOINT_ID}` }),
+  },
+  {
+    name: 'when the message log is listed with a limit past its bound, then 400',
+    operationId: 'listMessages',
+    status: 400,
+    call: (t) => ({ path: `/messages/${ENDPOINT_ID}`, query: { token: t.token, limit: '501' } }),
+  },
+  {
     name: 'when an admin looks up a channel, then 200 with the endpoints that bridge it',
     operationId: 'lookupEndpoints',
     status: 200,

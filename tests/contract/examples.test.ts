@@ -20,6 +20,7 @@ const SEQUENCE = [
   'getEndpoint',
   'updateEndpoint',
   'markRead',
+  'listMessages',
   'lookupEndpoints',
   'removeFromEndpoint',
   'streamEndpointEvents',

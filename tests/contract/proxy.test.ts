@@ -37,6 +37,7 @@ function operationOf({ method, path }: Exchange): string {
   if (path.startsWith('/admin/bots/')) return path.endsWith('/key') ? 'rotateBotKey' : 'deleteBot';
   if (path.startsWith('/read/')) return 'markRead';
   if (path === '/lookup') return 'lookupEndpoints';
+  if (path.startsWith('/messages/')) return 'listMessages';
   if (path.startsWith('/remove/')) return 'removeFromEndpoint';
   return path.startsWith('/update/') ? 'updateEndpoint' : 'getEndpoint';
 }

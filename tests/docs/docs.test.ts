@@ -43,7 +43,8 @@ describe('published docs', () => {
       'Conventions',
       'Read an endpoint',
       'Update an endpoint',
-      'Mark the current message read',
+      'Mark a message read',
+      'List the message log',
       '/update/{endpoint}',
       '/events/{endpoint}',
     ]) {

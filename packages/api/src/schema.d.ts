@@ -1368,6 +1368,9 @@ export interface components {
         /** @description A page of the endpoint's message log. */
         MessagePage: {
             headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "Cache-Control": components["headers"]["Cache-Control"];
                 "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
