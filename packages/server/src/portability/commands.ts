@@ -1,6 +1,7 @@
 // The CLI's `export` and `import` subcommands (moving a store, migrating from the original service).
 import type { Command } from 'commander';
 import { type AppConfig, loadConfig } from '../config.ts';
+import { readEnvironment } from '../envFile.ts';
 import { openStore } from '../store/open.ts';
 import type { EndpointStore } from '../store/port.ts';
 import { exportStore, importFile } from './exportImport.ts';
@@ -10,7 +11,7 @@ import { loadSpecSchemas } from './specSchemas.ts';
 
 /** Runs `work` on the store the environment configures (as the server reads it) and exits with its code. */
 async function withStore(work: (store: EndpointStore, config: AppConfig) => Promise<number>): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadConfig(readEnvironment(process.env, process.cwd()).env);
   const store = await openStore(config.store);
   try {
     process.exitCode = await work(store, config);
