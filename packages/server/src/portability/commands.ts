@@ -31,8 +31,8 @@ export function addPortabilityCommands(program: Command): void {
     .action((file: string | undefined) =>
       withStore((store) =>
         orFileProblem(async () => {
-          const count = await exportStore(store, file === undefined ? stdoutSink() : await fileSink(file), new Date());
-          console.error(`exported ${count} endpoints${file === undefined ? '' : ` to ${file}`}`);
+          const counts = await exportStore(store, file === undefined ? stdoutSink() : await fileSink(file), new Date());
+          console.error(`exported ${counts.endpoint} endpoints and ${counts.bot} bots${file === undefined ? '' : ` to ${file}`}`);
           return 0;
         }, 'Nothing was exported.'),
       ),
@@ -71,7 +71,8 @@ async function orFileProblem(work: () => Promise<number>, outcome = 'Nothing was
 async function runImport(store: EndpointStore, file: string): Promise<number> {
   const report = await importFile(store, file, loadSpecSchemas());
   if (report.ok) {
-    console.log(`${report.imported} imported, ${report.unchanged} unchanged`);
+    const bots = report.bots && `; bots: ${report.bots.imported} imported, ${report.bots.unchanged} unchanged`;
+    console.log(`${report.imported} imported, ${report.unchanged} unchanged${bots ?? ''}`);
     return 0;
   }
   for (const issue of report.issues)
@@ -79,6 +80,8 @@ async function runImport(store: EndpointStore, file: string): Promise<number> {
   if (report.moreIssues > 0) console.error(`... and ${report.moreIssues} more lines with problems`);
   for (const id of report.conflicts)
     console.error(`conflict: endpoint ${id} exists in this store with another token, record, message state or version`);
+  for (const id of report.botConflicts)
+    console.error(`conflict: bot ${id} exists in this store with another platform or key, or its key digest is another bot's`);
   console.error('Nothing was imported.');
   return 1;
 }
