@@ -809,7 +809,7 @@ export interface components {
             read: components["schemas"]["ReadFlags"];
             /** @description The platform the current message came from; `null` initially. */
             sender: components["schemas"]["Platform"] | null;
-            /** @description The channel ID the current message came from; `null` initially. */
+            /** @description The channel ID the current message came from (1 to 150 characters, as `sender_channel`); `null` initially. */
             "sender-channel": string | null;
             /** @description `true` while a new message is pending; initially `false`. */
             trigger: boolean;

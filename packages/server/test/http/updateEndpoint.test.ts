@@ -129,7 +129,7 @@ describe('updateEndpoint', () => {
       ['chat_b', 'b'.repeat(150)],
     ] as const) {
       await h.client.updateEndpoint(id, token, { [`channel_${sender}`]: channel });
-      const r = await h.client.updateEndpoint(id, token, { sender, sender_channel: channel, message_content: 'hi', trigger: true });
+      const r = await h.client.updateEndpoint(id, token, { sender, sender_channel: channel, message_content: 'hi' });
       expect([r.meta.sender, r.meta['sender-channel']]).toEqual([sender, channel]);
     }
   });
