@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { nodeVersionProblem, requiredNodeRange } from '../src/nodeVersion.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -38,5 +39,13 @@ describe('the Node version check', () => {
       ),
     ).toBeUndefined();
     expect(nodeVersionProblem(`v${pinned}`, range)).toBeUndefined();
+  });
+
+  it("when pnpm installs, then it checks the dependencies' engines against the Node the scripts run on (no engine warnings on a fresh clone)", () => {
+    const workspace = parse(readFileSync(join(ROOT, 'pnpm-workspace.yaml'), 'utf8')) as { nodeVersion?: string };
+    const devNode = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: { node: string } }).devDependencies
+      .node;
+    expect(workspace.nodeVersion).toBe(devNode);
+    expect(devNode.split('.')[0]).toBe(readFileSync(join(ROOT, '.node-version'), 'utf8').trim()); // the version managers' major
   });
 });
