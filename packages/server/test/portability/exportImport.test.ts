@@ -263,7 +263,7 @@ describe('chatbridge export and import', () => {
       expect(result.stderr).toMatch(problem);
       expect(await withSqlite(target, snapshotsOf)).toEqual([]);
     }
-  });
+  }, 60_000); // eight imports, each a CLI process
 
   it('when a record in the file is not what the store committed, then the file is still read as the records it holds', async () => {
     // Key order and spacing differ from the stores' JSON.stringify: the import writes the record as the stores would.
