@@ -157,6 +157,7 @@ describe('chatbridge export and import', () => {
         await expectTokensRead(store, tokens);
       });
     },
+    60_000, // three stores, four CLI runs and three servers
   );
 
   it('when the same file is imported again, then nothing changes and it says 0 imported, 3 unchanged, and the bot unchanged', async () => {
@@ -263,7 +264,7 @@ describe('chatbridge export and import', () => {
       expect(result.stderr).toMatch(problem);
       expect(await withSqlite(target, snapshotsOf)).toEqual([]);
     }
-  }, 60_000); // eight imports, each a CLI process
+  }, 60_000); // six imports, each a CLI process
 
   it('when a record in the file is not what the store committed, then the file is still read as the records it holds', async () => {
     // Key order and spacing differ from the stores' JSON.stringify: the import writes the record as the stores would.
