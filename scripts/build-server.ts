@@ -10,7 +10,7 @@
 // own next to the target, complete before anything is replaced, then renames it into place. The
 // target is therefore always either the previous complete build or a new complete one, never a mix.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,6 +34,7 @@ try {
   execFileSync(process.execPath, [tsc, '-p', join(SERVER, 'tsconfig.build.json'), '--outDir', staging], { stdio: 'inherit' });
   cpSync(join(SERVER, 'src', MIGRATIONS), join(staging, MIGRATIONS), { recursive: true });
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-docs.ts'), join(staging, 'docs', 'index.html')], { stdio: 'inherit' });
+  chmodSync(staging, 0o755); // mkdtemp makes it 0700: the build must be readable by the user a service runs as
   replaceWith(staging, out);
 } finally {
   rmSync(staging, { recursive: true, force: true }); // nothing left behind when a step failed

@@ -874,7 +874,7 @@ export interface components {
             read: components["schemas"]["ReadFlags"];
             /** @description The platform the current message came from; `null` initially. */
             sender: components["schemas"]["Platform"] | null;
-            /** @description The channel ID the current message came from; `null` initially. */
+            /** @description The channel ID the current message came from (1 to 150 characters, as `sender_channel`); `null` initially. */
             "sender-channel": string | null;
             /** @description `true` while a new message is pending; initially `false`. */
             trigger: boolean;
@@ -1860,9 +1860,12 @@ export interface components {
          * @description The channel ID the current message was sent from; sets `meta.sender-channel`. Its position in
          *     `config.channels.<sender>` names the bridge the message travels over (see "Bridging by the service" in `docs/api-conventions.md`):
          *     a channel that is not in that list bridges nowhere, so on a self-user endpoint nothing is delivered
-         *     and the message expires at its TTL. 10 to 80 characters, as the original interface bounds it; this
-         *     is narrower than some `channel_*` parameters: a channel ID outside that range can be bridged but
-         *     cannot be named as the sender channel.
+         *     and the message expires at its TTL. 1 to 150 characters: the union of the `channel_*` bounds
+         *     (`chat_a` 1 to 100, `chat_b` 5 to 150, `chat_c` and `chat_d` 5 to 50), decided so that every
+         *     channel that can be bridged can name itself as the sender channel. The original interface's 10 to
+         *     80 was narrower than the channels it bridged (a `chat_b` channel `22222` could be bridged and found
+         *     by `lookup`, but never send); a value outside the sender's own channel bounds is not refused, and
+         *     bridges nowhere, as any channel not in the sender's list.
          *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
          *     carriage return are answered `400` naming this parameter, with nothing applied.
          * @example channel-c-1234
@@ -2429,9 +2432,12 @@ export interface operations {
                  * @description The channel ID the current message was sent from; sets `meta.sender-channel`. Its position in
                  *     `config.channels.<sender>` names the bridge the message travels over (see "Bridging by the service" in `docs/api-conventions.md`):
                  *     a channel that is not in that list bridges nowhere, so on a self-user endpoint nothing is delivered
-                 *     and the message expires at its TTL. 10 to 80 characters, as the original interface bounds it; this
-                 *     is narrower than some `channel_*` parameters: a channel ID outside that range can be bridged but
-                 *     cannot be named as the sender channel.
+                 *     and the message expires at its TTL. 1 to 150 characters: the union of the `channel_*` bounds
+                 *     (`chat_a` 1 to 100, `chat_b` 5 to 150, `chat_c` and `chat_d` 5 to 50), decided so that every
+                 *     channel that can be bridged can name itself as the sender channel. The original interface's 10 to
+                 *     80 was narrower than the channels it bridged (a `chat_b` channel `22222` could be bridged and found
+                 *     by `lookup`, but never send); a value outside the sender's own channel bounds is not refused, and
+                 *     bridges nowhere, as any channel not in the sender's list.
                  *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
                  *     carriage return are answered `400` naming this parameter, with nothing applied.
                  * @example channel-c-1234

@@ -5,6 +5,9 @@ import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 import { hashToken } from './tokens.ts';
 
+/** The SQLite file when CHATBRIDGE_SQLITE_PATH is unset; its folder is the one the store creates itself. */
+export const DEFAULT_SQLITE_PATH = './data/chatbridge.sqlite';
+
 /** true/false in any letter case (as the HTTP booleans), or 1/0. */
 const bool = z
   .string()
@@ -49,7 +52,7 @@ const EnvSchema = z.object({
     .optional(),
   // Unset: postgres when DATABASE_URL is set (see storeKindOf), else sqlite.
   CHATBRIDGE_STORE: z.preprocess(unsetIfEmpty, z.enum(['sqlite', 'postgres']).optional()),
-  CHATBRIDGE_SQLITE_PATH: z.string().min(1).default('./data/chatbridge.sqlite'),
+  CHATBRIDGE_SQLITE_PATH: z.string().min(1).default(DEFAULT_SQLITE_PATH),
   // Checked in loadConfig, and only for the postgres store: other tools may set it for their own use.
   DATABASE_URL: z.string().optional(),
   CHATBRIDGE_PG_POOL_SIZE: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(1).max(1000).default(10)),

@@ -74,6 +74,8 @@ describe('the compiled server (what pnpm start runs)', () => {
     expect(existsSync(join(out, 'main.js'))).toBe(true);
     expect(existsSync(join(out, 'main.ts'))).toBe(false);
     expect(existsSync(join(out, 'docs', 'index.html'))).toBe(true);
+    // Readable by the user a service runs as, whoever built it (a temporary folder is made 0700).
+    expect(statSync(out).mode & 0o777).toBe(0o755);
   });
 
   it('when the build starts on SQLite, then it serves an endpoint end to end', async () => {

@@ -1,6 +1,7 @@
 // The CLI's `export` and `import` subcommands (moving a store, migrating from the original service).
 import type { Command } from 'commander';
 import { type AppConfig, loadConfig } from '../config.ts';
+import { readEnvironment } from '../envFile.ts';
 import { openStore } from '../store/open.ts';
 import type { EndpointStore } from '../store/port.ts';
 import { exportStore, importFile } from './exportImport.ts';
@@ -10,7 +11,7 @@ import { loadSpecSchemas } from './specSchemas.ts';
 
 /** Runs `work` on the store the environment configures (as the server reads it) and exits with its code. */
 async function withStore(work: (store: EndpointStore, config: AppConfig) => Promise<number>): Promise<void> {
-  const config = loadConfig(process.env);
+  const config = loadConfig(readEnvironment(process.env, process.cwd()).env);
   const store = await openStore(config.store);
   try {
     process.exitCode = await work(store, config);
@@ -30,8 +31,8 @@ export function addPortabilityCommands(program: Command): void {
     .action((file: string | undefined) =>
       withStore((store) =>
         orFileProblem(async () => {
-          const count = await exportStore(store, file === undefined ? stdoutSink() : await fileSink(file), new Date());
-          console.error(`exported ${count} endpoints${file === undefined ? '' : ` to ${file}`}`);
+          const counts = await exportStore(store, file === undefined ? stdoutSink() : await fileSink(file), new Date());
+          console.error(`exported ${counts.endpoint} endpoints and ${counts.bot} bots${file === undefined ? '' : ` to ${file}`}`);
           return 0;
         }, 'Nothing was exported.'),
       ),
@@ -70,7 +71,8 @@ async function orFileProblem(work: () => Promise<number>, outcome = 'Nothing was
 async function runImport(store: EndpointStore, file: string): Promise<number> {
   const report = await importFile(store, file, loadSpecSchemas());
   if (report.ok) {
-    console.log(`${report.imported} imported, ${report.unchanged} unchanged`);
+    const bots = report.bots && `; bots: ${report.bots.imported} imported, ${report.bots.unchanged} unchanged`;
+    console.log(`${report.imported} imported, ${report.unchanged} unchanged${bots ?? ''}`);
     return 0;
   }
   for (const issue of report.issues)
@@ -78,6 +80,8 @@ async function runImport(store: EndpointStore, file: string): Promise<number> {
   if (report.moreIssues > 0) console.error(`... and ${report.moreIssues} more lines with problems`);
   for (const id of report.conflicts)
     console.error(`conflict: endpoint ${id} exists in this store with another token, record, message state or version`);
+  for (const id of report.botConflicts)
+    console.error(`conflict: bot ${id} exists in this store with another platform or key, or its key digest is another bot's`);
   console.error('Nothing was imported.');
   return 1;
 }

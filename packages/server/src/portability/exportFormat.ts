@@ -1,14 +1,26 @@
-// The export file: JSON lines, version 1 (docs/export-format.md describes every field). A header line,
-// one line per endpoint, and an end line with the count, so a file cut short is told from a whole one.
-// Tokens appear only as the SHA-256 digests the stores keep.
+// The export file: JSON lines (docs/export-format.md describes every line kind and field). A header
+// line, then the lines of each kind in LINE_KINDS order (endpoints, then bots), and an end line with
+// the count of each kind, so a file cut short is told from a whole one. Tokens and bot keys appear only
+// as the SHA-256 digests the stores keep.
+//
+// A new kind of line (the message log, say) is a new version: it gets its place in LINE_KINDS and a
+// count in the end line, and a release refuses a file of a version it does not know, whole, rather
+// than restoring part of a store.
 import { ENDPOINT_ID } from '../admin/endpoints.ts';
+import { BOT_ID } from '../admin/bots.ts';
 import { reservedIdProblem } from '../domain/reservedIds.ts';
 import { PLATFORMS, type Platform } from '../domain/record.ts';
-import type { EndpointSnapshot, SnapshotDelivery } from '../store/port.ts';
+import type { EndpointSnapshot, SnapshotDelivery, StoredBot } from '../store/port.ts';
 import type { SpecSchemas } from './specSchemas.ts';
 
 export const EXPORT_FORMAT = 'chatbridge-export';
-export const EXPORT_VERSION = 1;
+/** The version written. */
+export const EXPORT_VERSION = 2;
+/** The kinds of line of each version this release reads, in the order they come. Version 1 had endpoints only. */
+export const LINE_KINDS: Record<number, readonly LineKind[]> = { 1: ['endpoint'], 2: ['endpoint', 'bot'] };
+export type LineKind = 'endpoint' | 'bot';
+/** The end line's count of each kind. */
+export const COUNT_FIELD: Record<LineKind, string> = { endpoint: 'endpoints', bot: 'bots' };
 /** The longest line an import reads (a record at every list's limit is well under 1 MiB). */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
@@ -30,12 +42,18 @@ export function endpointLine(s: EndpointSnapshot): string {
   return `${head.slice(0, -1)},"record":${s.recordJson}}`;
 }
 
-export const endLine = (endpoints: number) => JSON.stringify({ type: 'end', endpoints });
+/** A bot: its ID, the platform its key acts for, and the key's digest (never the key). */
+export function botLine(bot: StoredBot): string {
+  return JSON.stringify({ type: 'bot', id: bot.id, platform: bot.platform, keySha256: Buffer.from(bot.keyHash).toString('hex') });
+}
+
+export const endLine = (counts: Record<LineKind, number>) => JSON.stringify({ type: 'end', endpoints: counts.endpoint, bots: counts.bot });
 
 export type ParsedLine =
   | { kind: 'header' }
   | { kind: 'endpoint'; snapshot: EndpointSnapshot }
-  | { kind: 'end'; endpoints: number }
+  | { kind: 'bot'; bot: StoredBot }
+  | { kind: 'end'; counts: Partial<Record<LineKind, number>> }
   | { kind: 'invalid'; problem: string; id?: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -51,7 +69,7 @@ function deliveryProblem(d: unknown): string | undefined {
 }
 
 /** Reads the header (the first line): the format and a version this release reads. */
-export function parseHeader(text: string): { ok: true } | { ok: false; problem: string } {
+export function parseHeader(text: string): { ok: true; version: number } | { ok: false; problem: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -60,13 +78,30 @@ export function parseHeader(text: string): { ok: true } | { ok: false; problem: 
   }
   if (!isObject(value) || value.format !== EXPORT_FORMAT)
     return { ok: false, problem: `the first line does not name the format ${EXPORT_FORMAT}` };
-  if (value.version !== EXPORT_VERSION)
-    return { ok: false, problem: `export version ${String(value.version)}: this release reads version ${EXPORT_VERSION}` };
-  return { ok: true };
+  const kinds = typeof value.version === 'number' ? LINE_KINDS[value.version] : undefined;
+  if (!kinds) {
+    const known = Object.keys(LINE_KINDS).join(' and ');
+    return { ok: false, problem: `export version ${String(value.version)}: this release reads versions ${known}` };
+  }
+  return { ok: true, version: value.version as number };
 }
 
-/** Reads an endpoint line or the end line, checking every field (the record against the spec's schema). */
-export function parseBodyLine(text: string, schemas: SpecSchemas): ParsedLine {
+/** Reads a bot line: ID, platform and key digest. */
+function parseBot(value: Record<string, unknown>): ParsedLine {
+  const id = typeof value.id === 'string' && BOT_ID.test(value.id) ? value.id : undefined;
+  const invalid = (problem: string): ParsedLine => ({ kind: 'invalid', problem, ...(id !== undefined && { id }) });
+  if (id === undefined) return invalid('bot id must be 1 to 64 characters of A-Z a-z 0-9 _ -');
+  if (!PLATFORMS.includes(value.platform as Platform)) return invalid(`bot platform must be one of ${PLATFORMS.join(', ')}`);
+  if (typeof value.keySha256 !== 'string' || !/^[0-9a-f]{64}$/.test(value.keySha256))
+    return invalid('keySha256 must be 64 lower-case hex digits');
+  return { kind: 'bot', bot: { id, platform: value.platform as Platform, keyHash: Buffer.from(value.keySha256, 'hex') } };
+}
+
+/**
+ * Reads a line after the header of a file of `version`: one of that version's kinds or the end line,
+ * checking every field (an endpoint's record against the spec's schema).
+ */
+export function parseBodyLine(text: string, schemas: SpecSchemas, version = EXPORT_VERSION): ParsedLine {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -74,11 +109,19 @@ export function parseBodyLine(text: string, schemas: SpecSchemas): ParsedLine {
     return { kind: 'invalid', problem: 'not JSON' };
   }
   if (!isObject(value)) return { kind: 'invalid', problem: 'not a JSON object' };
-  if (value.type === 'end')
-    return isCount(value.endpoints)
-      ? { kind: 'end', endpoints: value.endpoints }
-      : { kind: 'invalid', problem: 'end line: endpoints must be a count' };
-  if (value.type !== 'endpoint') return { kind: 'invalid', problem: 'type must be "endpoint" or "end"' };
+  const kinds = LINE_KINDS[version] ?? [];
+  if (value.type === 'end') {
+    const counts: Partial<Record<LineKind, number>> = {};
+    for (const kind of kinds) {
+      const count = value[COUNT_FIELD[kind]];
+      if (!isCount(count)) return { kind: 'invalid', problem: `end line: ${COUNT_FIELD[kind]} must be a count` };
+      counts[kind] = count;
+    }
+    return { kind: 'end', counts };
+  }
+  if (!kinds.includes(value.type as LineKind))
+    return { kind: 'invalid', problem: `type must be ${[...kinds, 'end'].map((k) => `"${k}"`).join(', ')} in a version ${version} file` };
+  if (value.type === 'bot') return parseBot(value);
   const id = typeof value.id === 'string' && ENDPOINT_ID.test(value.id) ? value.id : undefined;
   const invalid = (problem: string): ParsedLine => ({ kind: 'invalid', problem, ...(id !== undefined && { id }) });
   if (id === undefined) return invalid('id must be 1 to 64 characters of A-Z a-z 0-9 _ -');

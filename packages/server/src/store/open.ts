@@ -1,4 +1,6 @@
-import type { AppConfig } from '../config.ts';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { type AppConfig, ConfigError, DEFAULT_SQLITE_PATH } from '../config.ts';
 import type { EndpointStore } from './port.ts';
 import { PostgresEndpointStore } from './postgres.ts';
 import { SqliteEndpointStore } from './sqlite.ts';
@@ -23,6 +25,7 @@ export const SERVING_BUSY_TIMEOUT_MS = 20;
 export async function openStore(config: AppConfig['store'], options: OpenStoreOptions = {}): Promise<EndpointStore> {
   switch (config.kind) {
     case 'sqlite':
+      sqliteFolder(config.sqlitePath);
       return new SqliteEndpointStore(config.sqlitePath, options.serving ? { busyTimeoutMs: SERVING_BUSY_TIMEOUT_MS } : {});
     case 'postgres':
       return PostgresEndpointStore.open({
@@ -32,6 +35,21 @@ export async function openStore(config: AppConfig['store'], options: OpenStoreOp
         ...(options.onWarning && { onWarning: options.onWarning }),
       });
   }
+}
+
+/**
+ * The SQLite file's folder must exist: a mistyped CHATBRIDGE_SQLITE_PATH is refused, naming it, rather
+ * than a store started empty in folders made up from the typo. Only the default's folder (./data) is
+ * created, so that a fresh checkout starts with no setting at all.
+ */
+function sqliteFolder(path: string): void {
+  if (path === ':memory:') return;
+  const folder = dirname(resolve(path));
+  if (existsSync(folder)) return;
+  if (path === DEFAULT_SQLITE_PATH) return void mkdirSync(folder, { recursive: true });
+  throw new ConfigError(
+    `CHATBRIDGE_SQLITE_PATH=${path}: the folder ${folder} does not exist. Create it (the store creates its file, not folders), or correct the path.`,
+  );
 }
 
 /**

@@ -259,8 +259,12 @@ export interface EndpointStore {
    * ID already exists with other content (see ImportOutcome), none. An ID that exists with the same
    * token digest, record, message state and version is left as it is (counted unchanged), so importing
    * the same rows again changes nothing. Imported rows start with an empty event log.
+   *
+   * `bots` (IDs and key digests unique among them) are added in the same transaction, by the same rule
+   * (store/botImport.ts): a bot that exists with another platform or key digest, or whose digest
+   * another bot holds, is a conflict, and then nothing at all is written.
    */
-  importRows(rows: AsyncIterable<EndpointSnapshot> | Iterable<EndpointSnapshot>): Promise<ImportOutcome>;
+  importRows(rows: AsyncIterable<EndpointSnapshot> | Iterable<EndpointSnapshot>, bots?: readonly StoredBot[]): Promise<ImportOutcome>;
 }
 
 /** Endpoints per page of exportRows (and per staged batch of importRows). */
@@ -295,6 +299,8 @@ export interface ImportOutcome {
   unchanged: number;
   /** IDs that exist with another token digest, record, message state or version, ascending. */
   conflicts: string[];
+  /** When bots were given: how many were added (0 when anything conflicts), left as they were, and the conflicting IDs. */
+  bots?: { imported: number; unchanged: number; conflicts: string[] };
 }
 
 /**

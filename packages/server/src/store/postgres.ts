@@ -52,6 +52,7 @@ import {
   SNAPSHOT_PAGE_ROWS,
 } from './port.ts';
 import { type SnapshotRow, batchesOf, snapshotColumns, toSnapshot } from './snapshotRows.ts';
+import { planBotImport } from './botImport.ts';
 import { type ChannelEntry, type ChannelMatch, changedChannelEntries, channelEntries } from './channelIndex.ts';
 
 export interface PostgresStoreOptions {
@@ -727,7 +728,10 @@ export class PostgresEndpointStore implements EndpointStore {
    * their deliveries are inserted. The statements get IMPORT_STATEMENT_TIMEOUT_MS (a merge of many
    * thousand rows outlasts a request's limit).
    */
-  async importRows(rows: AsyncIterable<EndpointSnapshot> | Iterable<EndpointSnapshot>): Promise<ImportOutcome> {
+  async importRows(
+    rows: AsyncIterable<EndpointSnapshot> | Iterable<EndpointSnapshot>,
+    bots?: readonly StoredBot[],
+  ): Promise<ImportOutcome> {
     return this.transaction(async (client) => {
       await client.query(`SET LOCAL statement_timeout = ${IMPORT_STATEMENT_TIMEOUT_MS}`);
       await client.query(SNAPSHOT_SQL.stagingTables);
@@ -759,12 +763,31 @@ export class PostgresEndpointStore implements EndpointStore {
       }
       const conflicts = (await client.query<{ id: string }>(SNAPSHOT_SQL.conflicts)).rows.map((r) => r.id);
       const existing = Number((await client.query<{ n: string }>(SNAPSHOT_SQL.existing)).rows[0]!.n);
-      if (conflicts.length > 0) return { imported: 0, unchanged: existing - conflicts.length, conflicts };
+      const botPlan =
+        bots &&
+        planBotImport(
+          (
+            await client.query<{ id: string; platform: Platform; key_hash: Uint8Array }>('SELECT id, platform, key_hash FROM bots')
+          ).rows.map((r) => ({ id: r.id, platform: r.platform, keyHash: r.key_hash })),
+          bots,
+        );
+      const botOutcome = (imported: number) =>
+        botPlan && { bots: { imported, unchanged: botPlan.unchanged, conflicts: botPlan.conflicts } };
+      if (conflicts.length > 0 || (botPlan?.conflicts.length ?? 0) > 0)
+        return { imported: 0, unchanged: existing - conflicts.length, conflicts, ...botOutcome(0) };
       await client.query(SNAPSHOT_SQL.markFresh);
       const imported = (await client.query(SNAPSHOT_SQL.insert)).rowCount ?? 0;
       await client.query(SNAPSHOT_SQL.insertDeliveries);
       await client.query(SNAPSHOT_SQL.indexInserted);
-      return { imported, unchanged: existing, conflicts };
+      // No ON CONFLICT: a bot another instance creates meanwhile fails the whole import.
+      const fresh = botPlan?.fresh ?? [];
+      if (fresh.length > 0)
+        await client.query('INSERT INTO bots (id, platform, key_hash) SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[])', [
+          fresh.map((b) => b.id),
+          fresh.map((b) => b.platform),
+          fresh.map((b) => Buffer.from(b.keyHash)),
+        ]);
+      return { imported, unchanged: existing, conflicts, ...botOutcome(fresh.length) };
     });
   }
 }

@@ -30,6 +30,7 @@ import {
   SNAPSHOT_PAGE_ROWS,
 } from './port.ts';
 import { type SnapshotRow, batchesOf, toSnapshot } from './snapshotRows.ts';
+import { planBotImport } from './botImport.ts';
 import { type ChannelEntry, type ChannelMatch, changedChannelEntries, channelEntries } from './channelIndex.ts';
 import { queueJson } from '../domain/messageQueue.ts';
 import { MESSAGE_LOG_MIGRATION, SqliteMessageLog } from './sqlite/messageLog.ts';
@@ -658,6 +659,11 @@ export class SqliteEndpointStore implements EndpointStore {
   }
 
   async listBots(): Promise<StoredBot[]> {
+    return this.botsNow();
+  }
+
+  /** Every bot, read synchronously (inside a transaction too). */
+  private botsNow(): StoredBot[] {
     const rows = this.db.prepare('SELECT id, platform, key_hash FROM bots ORDER BY id').all() as {
       id: string;
       platform: Platform;
@@ -912,7 +918,10 @@ export class SqliteEndpointStore implements EndpointStore {
    * ended within one synchronous step, so no update of this process ever runs inside it), then merged
    * into the store in one IMMEDIATE transaction, also synchronous: all rows or none.
    */
-  async importRows(rows: AsyncIterable<EndpointSnapshot> | Iterable<EndpointSnapshot>): Promise<ImportOutcome> {
+  async importRows(
+    rows: AsyncIterable<EndpointSnapshot> | Iterable<EndpointSnapshot>,
+    bots?: readonly StoredBot[],
+  ): Promise<ImportOutcome> {
     const st = this.snapshots();
     this.db.exec('DELETE FROM import_endpoints; DELETE FROM import_deliveries;');
     try {
@@ -934,12 +943,17 @@ export class SqliteEndpointStore implements EndpointStore {
       return this.transaction(() => {
         const conflicts = (st.conflicts.all() as { id: string }[]).map((r) => r.id);
         const unchanged = (st.existing.get() as { n: number }).n - conflicts.length;
-        if (conflicts.length > 0) return { imported: 0, unchanged, conflicts };
+        const botPlan = bots && planBotImport(this.botsNow(), bots);
+        const botOutcome = (imported: number) =>
+          botPlan && { bots: { imported, unchanged: botPlan.unchanged, conflicts: botPlan.conflicts } };
+        if (conflicts.length > 0 || (botPlan?.conflicts.length ?? 0) > 0) return { imported: 0, unchanged, conflicts, ...botOutcome(0) };
         st.markFresh.run();
         const imported = Number(st.insert.run().changes);
         st.insertDeliveries.run();
         st.indexInserted.run();
-        return { imported, unchanged, conflicts };
+        const insertBot = this.db.prepare('INSERT INTO bots (id, platform, key_hash) VALUES (?, ?, ?)');
+        for (const bot of botPlan?.fresh ?? []) insertBot.run(bot.id, bot.platform, bot.keyHash);
+        return { imported, unchanged, conflicts, ...botOutcome(botPlan?.fresh.length ?? 0) };
       });
     } finally {
       if (this.db.isOpen) this.db.exec('DELETE FROM import_endpoints; DELETE FROM import_deliveries;');

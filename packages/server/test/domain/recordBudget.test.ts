@@ -47,7 +47,7 @@ describe('record size budget', () => {
       message_author_id: wide('', 50),
       message_author_avatar: `https://a.example/${WIDE.repeat(250 - 18)}`,
       message_attachments: `https://a.example/${WIDE.repeat(1550 - 18)}`,
-      sender_channel: wide('', 80),
+      sender_channel: wide('', 150),
       message_reply: true,
     };
     const embedFields = Array.from({ length: 64 }, () => '{"name":"","value":""}').join(',');

@@ -111,7 +111,7 @@ describe('updateEndpoint', () => {
     ['channel_chat_c', 'x'.repeat(51)],
     ['blacklist', 'x'.repeat(251)],
     ['message_content', 'x'.repeat(1501)],
-    ['sender_channel', 'short'],
+    ['sender_channel', 'x'.repeat(151)],
     ['message_attachments', 'https://a.b/c'],
   ] as const)('when %s is out of its length bounds, then 400 naming it', async (parameter, value) => {
     const { id, token } = await h.endpoint();
@@ -119,6 +119,19 @@ describe('updateEndpoint', () => {
     expect(e.status).toBe(400);
     expect(e.problem.errors).toEqual([expect.objectContaining({ parameter, in: 'query' })]);
     expect(e.problem.type).toBe('https://chatbridge.dev/problems#validation');
+  });
+
+  it('when a channel as short or as long as its platform allows is bridged, then it can name itself as sender_channel', async () => {
+    const { id, token } = await h.endpoint();
+    for (const [sender, channel] of [
+      ['chat_a', '1'],
+      ['chat_b', '22222'],
+      ['chat_b', 'b'.repeat(150)],
+    ] as const) {
+      await h.client.updateEndpoint(id, token, { [`channel_${sender}`]: channel });
+      const r = await h.client.updateEndpoint(id, token, { sender, sender_channel: channel, message_content: 'hi' });
+      expect([r.meta.sender, r.meta['sender-channel']]).toEqual([sender, channel]);
+    }
   });
 
   it('when a value is exactly at its length bounds, then it is accepted', async () => {

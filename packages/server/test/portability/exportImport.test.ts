@@ -1,9 +1,10 @@
 // Moving a store: `chatbridge export` and `chatbridge import`, SQLite -> PostgreSQL -> SQLite, and
 // what an import refuses. PostgreSQL cases run when DATABASE_URL is set (a scratch database each).
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createBot } from '../../src/admin/bots.ts';
 import { createEndpoint } from '../../src/admin/endpoints.ts';
 import { initialRecord } from '../../src/domain/record.ts';
 import type { EndpointSnapshot, EndpointStore } from '../../src/store/port.ts';
@@ -31,14 +32,20 @@ async function snapshotsOf(store: EndpointStore) {
   return rows;
 }
 
+/** A bot key issued on the first store; a move must keep it working. */
+let botKey = '';
+
 /**
  * A store with what a move must carry: endpoints with changed configs (versions past 0), one with a
- * pending message (message number 4, a read flag, two queued deliveries, one attempted). Returns the
- * endpoints' tokens.
+ * pending message (message number 4, a read flag, two queued deliveries, one attempted), and a bot for
+ * chat_a (its key in `botKey`). Returns the endpoints' tokens.
  */
 async function arrange(store: EndpointStore): Promise<Record<string, string>> {
   const tokens: Record<string, string> = {};
   for (const id of ['community-1', 'community-2', 'idle-3']) tokens[id] = (await createEndpoint(store, id))!.token;
+  const bot = await createBot(store, 'bridge-a', 'chat_a');
+  if (bot.kind !== 'created') throw new Error('the bot was not created');
+  botKey = bot.issued.key;
   await store.update('community-1', (cur) => {
     const record = structuredClone(cur!.record);
     record.config.channels.chat_a.push('912345678901234001');
@@ -83,6 +90,14 @@ async function expectTokensRead(store: EndpointStore, tokens: Record<string, str
       const wrong = `${token.slice(0, -1)}${token.endsWith('x') ? 'y' : 'x'}`;
       expect((await fetch(`${server.url}/${id}?token=${wrong}`)).status).toBe(401);
     }
+    // The bot key issued before the export: it finds community-1 by its chat_a channel, and acts on it.
+    const asBot = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
+    const lookup = await fetch(`${server.url}/lookup?platform=chat_a&channel=912345678901234001`, asBot(botKey));
+    expect(lookup.status).toBe(200);
+    expect(await lookup.json()).toEqual({ matches: [{ endpoint: 'community-1', bridge: 0 }], truncated: false });
+    expect((await fetch(`${server.url}/idle-3`, asBot(botKey))).status).toBe(200);
+    const wrongKey = `${botKey.slice(0, -1)}${botKey.endsWith('x') ? 'y' : 'x'}`;
+    expect((await fetch(`${server.url}/lookup?platform=chat_a&channel=912345678901234001`, asBot(wrongKey))).status).toBe(401);
   } finally {
     await server.close();
   }
@@ -95,25 +110,29 @@ describe('chatbridge export and import', () => {
   });
 
   it.runIf(!!BASE_URL)(
-    'when a SQLite store is moved to PostgreSQL and back, then records, token digests, message state, versions and deliveries are identical and every original token still authenticates',
+    'when a SQLite store is moved to PostgreSQL and back, then records, token digests, message state, versions, deliveries and bots are identical and every original token and bot key still authenticates',
     async () => {
       const dir = scratch();
       const first = join(dir, 'first.sqlite');
       const last = join(dir, 'last.sqlite');
       const db = await createScratchDatabase(BASE_URL!);
       databases.push(db);
-      const { tokens, original } = await withSqlite(first, async (store) => ({
+      const { tokens, original, bots } = await withSqlite(first, async (store) => ({
         tokens: await arrange(store),
         original: await snapshotsOf(store),
+        bots: await store.listBots(),
       }));
+      // The tokens and the bot key work before the move (on a copy: a server works on the pending deliveries).
+      copyFileSync(first, join(dir, 'copy.sqlite'));
+      await withSqlite(join(dir, 'copy.sqlite'), (store) => expectTokensRead(store, tokens));
 
       const exported = await chatbridge(first, 'export', join(dir, 'from-sqlite.jsonl'));
       expect(exported.code).toBe(0);
       const text = readFileSync(join(dir, 'from-sqlite.jsonl'), 'utf8');
-      for (const token of Object.values(tokens)) expect(text).not.toContain(token);
+      for (const token of [...Object.values(tokens), botKey]) expect(text).not.toContain(token);
       expect(await chatbridge(db.url, 'import', join(dir, 'from-sqlite.jsonl'))).toMatchObject({
         code: 0,
-        stdout: '3 imported, 0 unchanged\n',
+        stdout: '3 imported, 0 unchanged; bots: 1 imported, 0 unchanged\n',
       });
 
       // From PostgreSQL to standard output, as an operator may pipe it.
@@ -127,21 +146,27 @@ describe('chatbridge export and import', () => {
       const pg = await PostgresEndpointStore.open({ connectionString: db.url });
       try {
         expect(await snapshotsOf(pg)).toEqual(withoutQueue(original));
+        expect(await pg.listBots()).toEqual(bots.map((b) => ({ ...b, keyHash: Buffer.from(b.keyHash) })));
         await expectTokensRead(pg, tokens);
       } finally {
         await pg.close();
       }
 
-      expect(await chatbridge(last, 'import', join(dir, 'from-pg.jsonl'))).toMatchObject({ code: 0, stdout: '3 imported, 0 unchanged\n' });
+      expect(await chatbridge(last, 'import', join(dir, 'from-pg.jsonl'))).toMatchObject({
+        code: 0,
+        stdout: '3 imported, 0 unchanged; bots: 1 imported, 0 unchanged\n',
+      });
 
       await withSqlite(last, async (store) => {
         expect(await snapshotsOf(store)).toEqual(withoutQueue(original));
+        expect(await store.listBots()).toEqual(bots);
         await expectTokensRead(store, tokens);
       });
     },
+    60_000, // three stores, four CLI runs and three servers
   );
 
-  it('when the same file is imported again, then nothing changes and it says 0 imported, 3 unchanged', async () => {
+  it('when the same file is imported again, then nothing changes and it says 0 imported, 3 unchanged, and the bot unchanged', async () => {
     const dir = scratch();
     const source = join(dir, 'source.sqlite');
     const target = join(dir, 'target.sqlite');
@@ -149,8 +174,43 @@ describe('chatbridge export and import', () => {
     await chatbridge(source, 'export', join(dir, 'export.jsonl'));
     expect((await chatbridge(target, 'import', join(dir, 'export.jsonl'))).code).toBe(0);
     const before = await withSqlite(target, snapshotsOf);
-    expect(await chatbridge(target, 'import', join(dir, 'export.jsonl'))).toMatchObject({ code: 0, stdout: '0 imported, 3 unchanged\n' });
+    const botsBefore = await withSqlite(target, (store) => store.listBots());
+    expect(await chatbridge(target, 'import', join(dir, 'export.jsonl'))).toMatchObject({
+      code: 0,
+      stdout: '0 imported, 3 unchanged; bots: 0 imported, 1 unchanged\n',
+    });
     expect(await withSqlite(target, snapshotsOf)).toEqual(before);
+    expect(await withSqlite(target, (store) => store.listBots())).toEqual(botsBefore);
+  });
+
+  it('when a bot exists in the store with another key, then the import exits 1 naming it and writes nothing, endpoints included', async () => {
+    const dir = scratch();
+    const source = join(dir, 'source.sqlite');
+    const target = join(dir, 'target.sqlite');
+    await withSqlite(source, arrange);
+    await chatbridge(source, 'export', join(dir, 'export.jsonl'));
+    await withSqlite(target, (store) => createBot(store, 'bridge-a', 'chat_a')); // another key
+    const result = await chatbridge(target, 'import', join(dir, 'export.jsonl'));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^conflict: bot bridge-a /m);
+    expect(await withSqlite(target, snapshotsOf)).toEqual([]);
+  });
+
+  it('when a version 1 file (endpoints only, from the previous release) is imported, then its endpoints are', async () => {
+    const dir = scratch();
+    const source = join(dir, 'source.sqlite');
+    await withSqlite(source, arrange);
+    await chatbridge(source, 'export', join(dir, 'export.jsonl'));
+    const lines = readFileSync(join(dir, 'export.jsonl'), 'utf8').trim().split('\n');
+    const v1 = [
+      lines[0]!.replace('"version":2', '"version":1'),
+      ...lines.filter((l) => l.startsWith('{"type":"endpoint"')),
+      JSON.stringify({ type: 'end', endpoints: 3 }),
+    ];
+    writeFileSync(join(dir, 'v1.jsonl'), `${v1.join('\n')}\n`);
+    const target = join(dir, 'target.sqlite');
+    expect(await chatbridge(target, 'import', join(dir, 'v1.jsonl'))).toMatchObject({ code: 0, stdout: '3 imported, 0 unchanged\n' });
+    expect((await withSqlite(target, snapshotsOf)).map((r) => r.id)).toEqual(['community-1', 'community-2', 'idle-3']);
   });
 
   it('when some endpoints exist in the store with other content, then the import exits 1 naming each and writes nothing', async () => {
@@ -181,12 +241,26 @@ describe('chatbridge export and import', () => {
     const cases: [string, string[], RegExp][] = [
       [
         'bad-record',
-        [lines[0]!, lines[1]!, lines[2]!, JSON.stringify(broken), lines[4]!],
+        [lines[0]!, lines[1]!, lines[2]!, JSON.stringify(broken), lines[4]!, lines[5]!],
         /line 4 \(endpoint idle-3\): record\/config\/isbeta/,
       ],
-      ['repeated', [lines[0]!, lines[1]!, lines[1]!, lines[2]!, lines[3]!, lines[4]!.replace('3', '4')], /line 3 \(endpoint community-1\)/],
+      [
+        'repeated',
+        [lines[0]!, lines[1]!, lines[1]!, lines[2]!, lines[3]!, lines[4]!, lines[5]!.replace('"endpoints":3', '"endpoints":4')],
+        /line 3 \(endpoint community-1\)/,
+      ],
       ['cut-short', lines.slice(0, 3), /line 3: .*end line/],
-      ['newer-version', [lines[0]!.replace('"version":1', '"version":2'), ...lines.slice(1)], /line 1: export version 2/],
+      ['newer-version', [lines[0]!.replace('"version":2', '"version":3'), ...lines.slice(1)], /line 1: export version 3/],
+      [
+        'bot-before-endpoints',
+        [lines[0]!, lines[4]!, lines[1]!, lines[2]!, lines[3]!, lines[5]!],
+        /line 3: this endpoint line comes after the bot lines/,
+      ],
+      [
+        'bot-uncounted',
+        [lines[0]!, lines[1]!, lines[2]!, lines[3]!, lines[4]!, lines[5]!.replace('"bots":1', '"bots":0')],
+        /counts 0 bots, the file holds 1/,
+      ],
     ];
     for (const [name, content, problem] of cases) {
       const target = join(dir, `${name}.sqlite`);
@@ -196,7 +270,7 @@ describe('chatbridge export and import', () => {
       expect(result.stderr).toMatch(problem);
       expect(await withSqlite(target, snapshotsOf)).toEqual([]);
     }
-  });
+  }, 60_000); // six imports, each a CLI process
 
   it('when a record in the file is not what the store committed, then the file is still read as the records it holds', async () => {
     // Key order and spacing differ from the stores' JSON.stringify: the import writes the record as the stores would.

@@ -811,6 +811,47 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         });
       });
 
+      it('when bots come with the rows, then they are added with them, a rerun leaves them unchanged, and a conflicting bot writes nothing at all', async () => {
+        await arrange();
+        const exported = await all();
+        await store.delete('ep-p');
+        const bots = [
+          { id: 'bot-a', platform: 'chat_a' as const, keyHash: hashToken('key-a') },
+          { id: 'bot-b', platform: 'chat_b' as const, keyHash: hashToken('key-b') },
+        ];
+        expect(await store.importRows(exported, bots)).toEqual({
+          imported: 1,
+          unchanged: 1,
+          conflicts: [],
+          bots: { imported: 2, unchanged: 0, conflicts: [] },
+        });
+        const listed = async () => (await store.listBots()).map((b) => [b.id, b.platform, Buffer.from(b.keyHash).toString('hex')]);
+        const hex = (token: string) => Buffer.from(hashToken(token)).toString('hex');
+        expect(await listed()).toEqual([
+          ['bot-a', 'chat_a', hex('key-a')],
+          ['bot-b', 'chat_b', hex('key-b')],
+        ]);
+        expect(await store.importRows(exported, bots)).toMatchObject({ imported: 0, bots: { imported: 0, unchanged: 2, conflicts: [] } });
+
+        // bot-a with another key, bot-c with bot-b's key: both conflict, and the fresh endpoint is not written either.
+        await store.delete('ep-q');
+        const conflicting = [
+          { ...bots[0]!, keyHash: hashToken('another') },
+          { id: 'bot-c', platform: 'chat_c' as const, keyHash: hashToken('key-b') },
+        ];
+        expect(await store.importRows(exported, conflicting)).toEqual({
+          imported: 0,
+          unchanged: 1,
+          conflicts: [],
+          bots: { imported: 0, unchanged: 0, conflicts: ['bot-a', 'bot-c'] },
+        });
+        expect(await store.get('ep-q')).toBeUndefined();
+        expect(await listed()).toEqual([
+          ['bot-a', 'chat_a', hex('key-a')],
+          ['bot-b', 'chat_b', hex('key-b')],
+        ]);
+      });
+
       it('when two rows of one import share an ID, then it fails and nothing is written', async () => {
         const row = (token: string): EndpointSnapshot => ({
           id: 'ep-twice',
