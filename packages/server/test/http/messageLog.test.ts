@@ -57,9 +57,9 @@ function rateLimited(): (n: number) => Answer {
   let used = 0;
   return () => {
     if (Date.now() - windowStart >= 2000) [windowStart, used] = [Date.now(), 0];
-    if (used >= 5) return { status: 429, headers: { 'retry-after': '1' } };
+    if (used >= 5) return { status: 429, headers: { 'retry-after': '1' } } as Answer;
     used++;
-    return { status: 204, headers: { 'x-ratelimit-remaining': String(5 - used) } };
+    return { status: 204, headers: { 'x-ratelimit-remaining': String(5 - used) } } as Answer;
   };
 }
 
@@ -114,7 +114,7 @@ describe.each(stores)('message log (%s)', (_name, open) => {
     query: Record<string, string | number | boolean>,
     headers: Record<string, string> = {},
   ) => {
-    const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]));
+    const qs = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
     const res = await fetch(`${server.url}${path}?${qs}`, { method, headers });
     return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
   };
