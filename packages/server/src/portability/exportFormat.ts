@@ -11,13 +11,18 @@ import { BOT_ID } from '../admin/bots.ts';
 import { reservedIdProblem } from '../domain/reservedIds.ts';
 import { PLATFORMS, type Platform } from '../domain/record.ts';
 import type { EndpointSnapshot, SnapshotDelivery, StoredBot } from '../store/port.ts';
+import type { LoggedMessage } from '../store/messageLog.ts';
+import { maskOf, type QueuedMessage } from '../domain/messageQueue.ts';
 import type { SpecSchemas } from './specSchemas.ts';
 
 export const EXPORT_FORMAT = 'chatbridge-export';
 /** The version written. */
-export const EXPORT_VERSION = 2;
-/** The kinds of line of each version this release reads, in the order they come. Version 1 had endpoints only. */
-export const LINE_KINDS: Record<number, readonly LineKind[]> = { 1: ['endpoint'], 2: ['endpoint', 'bot'] };
+export const EXPORT_VERSION = 3;
+/**
+ * The kinds of line of each version this release reads, in the order they come. Version 1 had
+ * endpoints only; version 3's endpoint lines carry the endpoint's message log and queue.
+ */
+export const LINE_KINDS: Record<number, readonly LineKind[]> = { 1: ['endpoint'], 2: ['endpoint', 'bot'], 3: ['endpoint', 'bot'] };
 export type LineKind = 'endpoint' | 'bot';
 /** The end line's count of each kind. */
 export const COUNT_FIELD: Record<LineKind, string> = { endpoint: 'endpoints', bot: 'bots' };
@@ -38,6 +43,8 @@ export function endpointLine(s: EndpointSnapshot): string {
     pendingSince: s.state.pendingSince,
     version: s.version,
     deliveries: s.deliveries,
+    queue: s.state.queue,
+    messages: s.messages.map((m) => ({ ...m, message: JSON.parse(m.message) as unknown })),
   });
   return `${head.slice(0, -1)},"record":${s.recordJson}}`;
 }
@@ -65,7 +72,56 @@ function deliveryProblem(d: unknown): string | undefined {
   if (typeof d.url !== 'string' || typeof d.payload !== 'string') return 'url and payload must be strings';
   if (!isCount(d.attempts) || !isCount(d.nextAttemptAt) || !isCount(d.expiresAt))
     return 'attempts, nextAttemptAt and expiresAt must be non-negative integers';
+  if (d.messageSeq !== undefined && !isCount(d.messageSeq)) return 'messageSeq must be a non-negative integer';
   return undefined;
+}
+
+const isMask = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 15;
+
+function messageProblem(m: unknown): string | undefined {
+  if (!isObject(m)) return 'must be an object';
+  if (!isCount(m.number) || m.number < 1) return 'number must be a positive integer';
+  if (m.sender !== null && !PLATFORMS.includes(m.sender as Platform)) return `sender must be null or one of ${PLATFORMS.join(', ')}`;
+  if (m.senderChannel !== null && typeof m.senderChannel !== 'string') return 'senderChannel must be null or a string';
+  if (!isObject(m.message)) return 'message must be an object';
+  if (!isMask(m.unread) || !isMask(m.expired)) return 'unread and expired must be platform masks (0 to 15)';
+  if (!isCount(m.createdAt)) return 'createdAt must be a non-negative integer';
+  return undefined;
+}
+
+function queueProblem(q: unknown): string | undefined {
+  if (!isObject(q)) return 'must be an object';
+  if (!isCount(q.n) || q.n < 1 || !isMask(q.u) || q.u === 0 || !isCount(q.at) || !isCount(q.b))
+    return 'n must be a positive integer, u a non-empty platform mask, at and b non-negative integers';
+  return undefined;
+}
+
+/**
+ * Files before version 3 hold at most one message, the pending one, in the record: it becomes the
+ * endpoint's message log and queue, unread by the platforms whose read flag is false.
+ */
+function logOfPendingRecord(
+  record: { meta: { message: unknown; read: Record<Platform, boolean>; sender: Platform | null; 'sender-channel': string | null } },
+  seq: number,
+  pendingSince: number | null,
+): { messages: LoggedMessage[]; queue: QueuedMessage[] } {
+  if (pendingSince === null) return { messages: [], queue: [] };
+  const message = JSON.stringify(record.meta.message);
+  const unread = maskOf(PLATFORMS.filter((p) => !record.meta.read[p]));
+  return {
+    messages: [
+      {
+        number: seq,
+        sender: record.meta.sender,
+        senderChannel: record.meta['sender-channel'],
+        message,
+        unread,
+        expired: 0,
+        createdAt: pendingSince,
+      },
+    ],
+    queue: unread === 0 ? [] : [{ n: seq, u: unread, at: pendingSince, b: Buffer.byteLength(message) }],
+  };
 }
 
 /** Reads the header (the first line): the format and a version this release reads. */
@@ -143,8 +199,46 @@ export function parseBodyLine(text: string, schemas: SpecSchemas, version = EXPO
     if (problem) return invalid(`deliveries[${i}]: ${problem}`);
   }
   // The outbox holds one entry per platform of a message.
-  const platforms = value.deliveries.map((d: { platform: string }) => d.platform);
-  if (new Set(platforms).size !== platforms.length) return invalid('deliveries: at most one per platform');
+  const platforms = value.deliveries.map(
+    (d: { platform: string; messageSeq?: number }) => `${d.messageSeq ?? value.messageSeq}:${d.platform}`,
+  );
+  if (new Set(platforms).size !== platforms.length) return invalid('deliveries: at most one per platform of a message');
+  let log: { messages: LoggedMessage[]; queue: QueuedMessage[] };
+  if (version >= 3) {
+    if (!Array.isArray(value.messages) || !Array.isArray(value.queue)) return invalid('messages and queue must be lists');
+    for (const [i, m] of value.messages.entries()) {
+      const problem = messageProblem(m);
+      if (problem) return invalid(`messages[${i}]: ${problem}`);
+    }
+    for (const [i, q] of value.queue.entries()) {
+      const problem = queueProblem(q);
+      if (problem) return invalid(`queue[${i}]: ${problem}`);
+    }
+    const queue = value.queue as QueuedMessage[];
+    if ((queue[0]?.at ?? null) !== value.pendingSince)
+      return invalid("pendingSince must be the queue's first message's time (null when it is empty)");
+    const numbers = new Set((value.messages as { number: number }[]).map((m) => m.number));
+    if (numbers.size !== value.messages.length) return invalid('messages: each number once');
+    if (!queue.every((q) => numbers.has(q.n))) return invalid('queue: every queued message must be among messages');
+    log = {
+      queue: queue.map((q) => ({ n: q.n, u: q.u, at: q.at, b: q.b })),
+      messages: (value.messages as (Omit<LoggedMessage, 'message'> & { message: unknown })[]).map((m) => ({
+        number: m.number,
+        sender: m.sender,
+        senderChannel: m.senderChannel,
+        message: JSON.stringify(m.message),
+        unread: m.unread,
+        expired: m.expired,
+        createdAt: m.createdAt,
+      })),
+    };
+  } else {
+    log = logOfPendingRecord(
+      value.record as Parameters<typeof logOfPendingRecord>[0],
+      value.messageSeq,
+      value.pendingSince as number | null,
+    );
+  }
   return {
     kind: 'endpoint',
     snapshot: {
@@ -152,9 +246,11 @@ export function parseBodyLine(text: string, schemas: SpecSchemas, version = EXPO
       tokenHash: Buffer.from(value.tokenSha256, 'hex'),
       // JSON.stringify of the parsed record gives back the text the store committed (it wrote JSON.stringify's output).
       recordJson: JSON.stringify(value.record),
-      state: { seq: value.messageSeq, pendingSince: value.pendingSince as number | null, queue: [] },
+      state: { seq: value.messageSeq, pendingSince: value.pendingSince as number | null, queue: log.queue },
       version: value.version,
+      messages: log.messages,
       deliveries: (value.deliveries as SnapshotDelivery[]).map((d) => ({
+        messageSeq: d.messageSeq ?? (value.messageSeq as number),
         platform: d.platform,
         url: d.url,
         payload: d.payload,

@@ -131,6 +131,7 @@ export async function importFromOriginal(store: EndpointStore, folder: string, o
       state: { seq: 0, pendingSince: null, queue: [] },
       version: 0,
       deliveries: [],
+      messages: [],
     };
   }
 

@@ -4,7 +4,7 @@ import type { Decision, DeliveryDraft, MessageState } from '../domain/row.ts';
 export type { Decision, DeliveryDraft, MessageState };
 import type { ChangeFeed } from './changeFeed.ts';
 import type { ChannelMatch } from './channelIndex.ts';
-import type { MessageLog } from './messageLog.ts';
+import type { LoggedMessage, MessageLog } from './messageLog.ts';
 
 export type { ChannelMatch };
 
@@ -272,6 +272,8 @@ export const SNAPSHOT_PAGE_ROWS = 100;
 
 /** An outbox entry of an endpoint's pending message, as exported (a lease is not kept). */
 export interface SnapshotDelivery {
+  /** The message it delivers. */
+  messageSeq: number;
   platform: Platform;
   url: string;
   payload: string;
@@ -288,8 +290,10 @@ export interface EndpointSnapshot {
   recordJson: string;
   state: MessageState;
   version: number;
-  /** Deliveries of the pending message (message `state.seq`); empty while idle. */
+  /** Deliveries not yet made, oldest first; empty while idle. */
   deliveries: SnapshotDelivery[];
+  /** The endpoint's message log, by number (`state.queue` summarises its unread part). */
+  messages: LoggedMessage[];
 }
 
 export interface ImportOutcome {

@@ -736,8 +736,20 @@ export class PostgresEndpointStore implements EndpointStore {
       await client.query(`SET LOCAL statement_timeout = ${IMPORT_STATEMENT_TIMEOUT_MS}`);
       await client.query(SNAPSHOT_SQL.stagingTables);
       for await (const batch of batchesOf(rows, SNAPSHOT_PAGE_ROWS)) {
-        const { endpoints: e, deliveries: d } = snapshotColumns(batch);
-        await client.query(SNAPSHOT_SQL.stage, [e.id, e.tokenHash, e.record, e.seq, e.pendingSince, e.version]);
+        const { endpoints: e, deliveries: d, messages: m } = snapshotColumns(batch);
+        await client.query(SNAPSHOT_SQL.stage, [e.id, e.tokenHash, e.record, e.seq, e.pendingSince, e.version, e.queue]);
+        if (m.endpointId.length > 0) {
+          await client.query(SNAPSHOT_SQL.stageMessages, [
+            m.endpointId,
+            m.number,
+            m.sender,
+            m.senderChannel,
+            m.message,
+            m.unread,
+            m.expired,
+            m.createdAt,
+          ]);
+        }
         if (d.endpointId.length > 0) {
           await client.query(SNAPSHOT_SQL.stageDeliveries, [
             d.endpointId,
@@ -778,6 +790,7 @@ export class PostgresEndpointStore implements EndpointStore {
       await client.query(SNAPSHOT_SQL.markFresh);
       const imported = (await client.query(SNAPSHOT_SQL.insert)).rowCount ?? 0;
       await client.query(SNAPSHOT_SQL.insertDeliveries);
+      await client.query(SNAPSHOT_SQL.insertMessages);
       await client.query(SNAPSHOT_SQL.indexInserted);
       // No ON CONFLICT: a bot another instance creates meanwhile fails the whole import.
       const fresh = botPlan?.fresh ?? [];
@@ -797,13 +810,21 @@ const IMPORT_STATEMENT_TIMEOUT_MS = 300_000;
 
 const SNAPSHOT_SQL = {
   page: `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version, e.queue,
-           coalesce((SELECT json_agg(json_build_object('platform', o.platform, 'url', o.url, 'payload', o.payload, 'attempts', o.attempts,
-                                                       'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at) ORDER BY o.id)
-                     FROM outbox o WHERE o.endpoint_id = e.id), '[]')::text AS deliveries
+           coalesce((SELECT json_agg(json_build_object('messageSeq', o.message_seq, 'platform', o.platform, 'url', o.url, 'payload', o.payload,
+                                                       'attempts', o.attempts, 'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at)
+                                     ORDER BY o.id)
+                     FROM outbox o WHERE o.endpoint_id = e.id), '[]')::text AS deliveries,
+           coalesce((SELECT json_agg(json_build_object('number', m.number, 'sender', m.sender, 'senderChannel', m.sender_channel,
+                                                       'message', m.message, 'unread', m.unread, 'expired', m.expired, 'createdAt', m.created_at)
+                                     ORDER BY m.number)
+                     FROM messages m WHERE m.endpoint_id = e.id), '[]')::text AS messages
          FROM endpoints e WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
   stagingTables: `CREATE TEMP TABLE import_endpoints (
                     id text COLLATE "C" PRIMARY KEY, token_hash bytea NOT NULL, record text NOT NULL, message_seq bigint NOT NULL,
-                    pending_since bigint, version bigint NOT NULL, fresh boolean) ON COMMIT DROP;
+                    pending_since bigint, version bigint NOT NULL, queue text NOT NULL, fresh boolean) ON COMMIT DROP;
+                  CREATE TEMP TABLE import_messages (
+                    endpoint_id text COLLATE "C" NOT NULL, number bigint NOT NULL, sender text, sender_channel text, message text NOT NULL,
+                    unread integer NOT NULL, expired integer NOT NULL, created_at bigint NOT NULL) ON COMMIT DROP;
                   CREATE TEMP TABLE import_deliveries (
                     ord bigint GENERATED ALWAYS AS IDENTITY, endpoint_id text COLLATE "C" NOT NULL, message_seq bigint NOT NULL,
                     platform text NOT NULL, url text NOT NULL, payload text NOT NULL, attempts integer NOT NULL,
@@ -811,20 +832,25 @@ const SNAPSHOT_SQL = {
                   CREATE TEMP TABLE import_channels (
                     endpoint_id text COLLATE "C" NOT NULL, platform text COLLATE "C" NOT NULL, channel text COLLATE "C" NOT NULL,
                     bridge integer NOT NULL) ON COMMIT DROP`,
-  stage: `INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version)
-          SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])`,
+  stage: `INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version, queue)
+          SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[])`,
+  stageMessages: `INSERT INTO import_messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at)
+                  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::integer[], $8::bigint[])`,
+  insertMessages: `INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at)
+                   SELECT m.endpoint_id, m.number, m.sender, m.sender_channel, m.message, m.unread, m.expired, m.created_at
+                   FROM import_messages m JOIN import_endpoints s ON s.id = m.endpoint_id WHERE s.fresh`,
   stageDeliveries: `INSERT INTO import_deliveries (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
                     SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::bigint[], $8::bigint[])`,
   conflicts: `SELECT s.id FROM import_endpoints s JOIN endpoints e ON e.id = s.id
               WHERE e.token_hash <> s.token_hash OR e.record <> s.record OR e.message_seq <> s.message_seq
-                 OR e.pending_since IS DISTINCT FROM s.pending_since OR e.version <> s.version
+                 OR e.pending_since IS DISTINCT FROM s.pending_since OR e.version <> s.version OR e.queue <> s.queue
               ORDER BY s.id`,
   existing: 'SELECT count(*) AS n FROM import_endpoints s JOIN endpoints e ON e.id = s.id',
   markFresh: 'UPDATE import_endpoints s SET fresh = NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = s.id)',
   // No ON CONFLICT: an endpoint another instance creates meanwhile fails the whole import instead of
   // leaving it half done.
-  insert: `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version)
-           SELECT id, token_hash, record, message_seq, pending_since, version FROM import_endpoints WHERE fresh`,
+  insert: `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version, queue)
+           SELECT id, token_hash, record, message_seq, pending_since, version, queue FROM import_endpoints WHERE fresh`,
   insertDeliveries: `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
                      SELECT d.endpoint_id, d.message_seq, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
                      FROM import_deliveries d JOIN import_endpoints s ON s.id = d.endpoint_id WHERE s.fresh

@@ -1,8 +1,9 @@
 // The rows both SQL adapters read for exportRows (same column names in SQLite and PostgreSQL) and
 // their mapping to the port's EndpointSnapshot. An endpoint's pending deliveries come with it as one
 // JSON array column, so a page is one statement: one snapshot of each endpoint and its outbox.
-import { parseQueue } from '../domain/messageQueue.ts';
+import { parseQueue, queueJson } from '../domain/messageQueue.ts';
 import type { Platform } from '../domain/record.ts';
+import type { LoggedMessage } from './messageLog.ts';
 import type { EndpointSnapshot, SnapshotDelivery } from './port.ts';
 
 export interface SnapshotRow {
@@ -14,8 +15,10 @@ export interface SnapshotRow {
   version: number;
   /** The queue summary's JSON text. */
   queue: string;
-  /** JSON array of the endpoint's outbox entries (platform, url, payload, attempts, nextAttemptAt, expiresAt), by outbox ID. */
+  /** JSON array of the endpoint's outbox entries (messageSeq, platform, url, payload, attempts, nextAttemptAt, expiresAt), by outbox ID. */
   deliveries: string;
+  /** JSON array of the endpoint's logged messages (LoggedMessage members), by number. */
+  messages: string;
 }
 
 export const toSnapshot = (r: SnapshotRow): EndpointSnapshot => ({
@@ -28,12 +31,18 @@ export const toSnapshot = (r: SnapshotRow): EndpointSnapshot => ({
     queue: parseQueue(r.queue),
   },
   version: Number(r.version),
-  deliveries: (JSON.parse(r.deliveries) as SnapshotDelivery[]).map((d) => ({ ...d, platform: d.platform as Platform })),
+  deliveries: (JSON.parse(r.deliveries) as SnapshotDelivery[]).map((d) => ({
+    ...d,
+    messageSeq: Number(d.messageSeq),
+    platform: d.platform as Platform,
+  })),
+  messages: (JSON.parse(r.messages) as LoggedMessage[]).map((m) => ({ ...m, number: Number(m.number), createdAt: Number(m.createdAt) })),
 });
 
 /** Staged rows of an import, a batch at a time: one array per column (PostgreSQL's unnest takes them so). */
 export function snapshotColumns(rows: EndpointSnapshot[]) {
-  const deliveries = rows.flatMap((r) => r.deliveries.map((d) => ({ id: r.id, seq: r.state.seq, d })));
+  const deliveries = rows.flatMap((r) => r.deliveries.map((d) => ({ id: r.id, seq: d.messageSeq, d })));
+  const messages = rows.flatMap((r) => r.messages.map((m) => ({ id: r.id, m })));
   return {
     endpoints: {
       id: rows.map((r) => r.id),
@@ -42,6 +51,17 @@ export function snapshotColumns(rows: EndpointSnapshot[]) {
       seq: rows.map((r) => r.state.seq),
       pendingSince: rows.map((r) => r.state.pendingSince),
       version: rows.map((r) => r.version),
+      queue: rows.map((r) => queueJson(r.state.queue)),
+    },
+    messages: {
+      endpointId: messages.map((x) => x.id),
+      number: messages.map((x) => x.m.number),
+      sender: messages.map((x) => x.m.sender),
+      senderChannel: messages.map((x) => x.m.senderChannel),
+      message: messages.map((x) => x.m.message),
+      unread: messages.map((x) => x.m.unread),
+      expired: messages.map((x) => x.m.expired),
+      createdAt: messages.map((x) => x.m.createdAt),
     },
     deliveries: {
       endpointId: deliveries.map((x) => x.id),

@@ -850,7 +850,17 @@ export class SqliteEndpointStore implements EndpointStore {
   /** Statements of exportRows and importRows, prepared on first use (most processes never move a store). */
   private snapshotStatements:
     | Record<
-        'page' | 'stage' | 'stageDelivery' | 'conflicts' | 'existing' | 'markFresh' | 'insert' | 'insertDeliveries' | 'indexInserted',
+        | 'page'
+        | 'stage'
+        | 'stageDelivery'
+        | 'stageMessage'
+        | 'conflicts'
+        | 'existing'
+        | 'markFresh'
+        | 'insert'
+        | 'insertDeliveries'
+        | 'insertMessages'
+        | 'indexInserted',
         StatementSync
       >
     | undefined;
@@ -861,7 +871,10 @@ export class SqliteEndpointStore implements EndpointStore {
     // the store's file while rows arrive.
     this.db.exec(`CREATE TEMP TABLE IF NOT EXISTS import_endpoints (
                     id TEXT PRIMARY KEY, token_hash BLOB NOT NULL, record TEXT NOT NULL, message_seq INTEGER NOT NULL,
-                    pending_since INTEGER, version INTEGER NOT NULL, fresh INTEGER NOT NULL DEFAULT 0) STRICT;
+                    pending_since INTEGER, version INTEGER NOT NULL, queue TEXT NOT NULL, fresh INTEGER NOT NULL DEFAULT 0) STRICT;
+                  CREATE TEMP TABLE IF NOT EXISTS import_messages (
+                    endpoint_id TEXT NOT NULL, number INTEGER NOT NULL, sender TEXT, sender_channel TEXT, message TEXT NOT NULL,
+                    unread INTEGER NOT NULL, expired INTEGER NOT NULL, created_at INTEGER NOT NULL) STRICT;
                   CREATE TEMP TABLE IF NOT EXISTS import_deliveries (
                     endpoint_id TEXT NOT NULL, message_seq INTEGER NOT NULL, platform TEXT NOT NULL, url TEXT NOT NULL,
                     payload TEXT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, expires_at INTEGER NOT NULL) STRICT;`);
@@ -869,12 +882,26 @@ export class SqliteEndpointStore implements EndpointStore {
     this.snapshotStatements = {
       page: q(
         `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version, e.queue,
-           (SELECT json_group_array(json_object('platform', o.platform, 'url', o.url, 'payload', o.payload, 'attempts', o.attempts,
-                                                'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at))
-              FROM (SELECT * FROM outbox WHERE endpoint_id = e.id ORDER BY id) o) AS deliveries
+           (SELECT json_group_array(json_object('messageSeq', o.message_seq, 'platform', o.platform, 'url', o.url, 'payload', o.payload,
+                                                'attempts', o.attempts, 'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at))
+              FROM (SELECT * FROM outbox WHERE endpoint_id = e.id ORDER BY id) o) AS deliveries,
+           (SELECT json_group_array(json_object('number', m.number, 'sender', m.sender, 'senderChannel', m.sender_channel,
+                                                'message', m.message, 'unread', m.unread, 'expired', m.expired, 'createdAt', m.created_at))
+              FROM (SELECT * FROM messages WHERE endpoint_id = e.id ORDER BY number) m) AS messages
          FROM endpoints e WHERE e.id > ? ORDER BY e.id LIMIT ?`,
       ),
-      stage: q('INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version) VALUES (?, ?, ?, ?, ?, ?)'),
+      stage: q(
+        'INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version, queue) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      stageMessage: q(
+        `INSERT INTO import_messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insertMessages: q(
+        `INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at)
+         SELECT m.endpoint_id, m.number, m.sender, m.sender_channel, m.message, m.unread, m.expired, m.created_at
+         FROM import_messages m JOIN import_endpoints s ON s.id = m.endpoint_id WHERE s.fresh = 1`,
+      ),
       stageDelivery: q(
         `INSERT INTO import_deliveries (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -882,14 +909,14 @@ export class SqliteEndpointStore implements EndpointStore {
       conflicts: q(
         `SELECT s.id FROM import_endpoints s JOIN endpoints e ON e.id = s.id
          WHERE e.token_hash <> s.token_hash OR e.record <> s.record OR e.message_seq <> s.message_seq
-            OR e.pending_since IS NOT s.pending_since OR e.version <> s.version
+            OR e.pending_since IS NOT s.pending_since OR e.version <> s.version OR e.queue <> s.queue
          ORDER BY s.id`,
       ),
       existing: q('SELECT count(*) AS n FROM import_endpoints s JOIN endpoints e ON e.id = s.id'),
       markFresh: q('UPDATE import_endpoints SET fresh = 1 WHERE id NOT IN (SELECT id FROM endpoints)'),
       insert: q(
-        `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version)
-         SELECT id, token_hash, record, message_seq, pending_since, version FROM import_endpoints WHERE fresh = 1`,
+        `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version, queue)
+         SELECT id, token_hash, record, message_seq, pending_since, version, queue FROM import_endpoints WHERE fresh = 1`,
       ),
       insertDeliveries: q(
         `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
@@ -923,15 +950,18 @@ export class SqliteEndpointStore implements EndpointStore {
     bots?: readonly StoredBot[],
   ): Promise<ImportOutcome> {
     const st = this.snapshots();
-    this.db.exec('DELETE FROM import_endpoints; DELETE FROM import_deliveries;');
+    this.db.exec('DELETE FROM import_endpoints; DELETE FROM import_deliveries; DELETE FROM import_messages;');
     try {
       for await (const batch of batchesOf(rows, SNAPSHOT_PAGE_ROWS)) {
         this.db.exec('BEGIN');
         try {
           for (const r of batch) {
-            st.stage.run(r.id, r.tokenHash, r.recordJson, r.state.seq, r.state.pendingSince, r.version);
+            st.stage.run(r.id, r.tokenHash, r.recordJson, r.state.seq, r.state.pendingSince, r.version, queueJson(r.state.queue));
             for (const d of r.deliveries) {
-              st.stageDelivery.run(r.id, r.state.seq, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt);
+              st.stageDelivery.run(r.id, d.messageSeq, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt);
+            }
+            for (const m of r.messages) {
+              st.stageMessage.run(r.id, m.number, m.sender, m.senderChannel, m.message, m.unread, m.expired, m.createdAt);
             }
           }
           this.db.exec('COMMIT');
@@ -950,13 +980,14 @@ export class SqliteEndpointStore implements EndpointStore {
         st.markFresh.run();
         const imported = Number(st.insert.run().changes);
         st.insertDeliveries.run();
+        st.insertMessages.run();
         st.indexInserted.run();
         const insertBot = this.db.prepare('INSERT INTO bots (id, platform, key_hash) VALUES (?, ?, ?)');
         for (const bot of botPlan?.fresh ?? []) insertBot.run(bot.id, bot.platform, bot.keyHash);
         return { imported, unchanged, conflicts, ...botOutcome(botPlan?.fresh.length ?? 0) };
       });
     } finally {
-      if (this.db.isOpen) this.db.exec('DELETE FROM import_endpoints; DELETE FROM import_deliveries;');
+      if (this.db.isOpen) this.db.exec('DELETE FROM import_endpoints; DELETE FROM import_deliveries; DELETE FROM import_messages;');
     }
   }
 }

@@ -68,16 +68,29 @@ async function arrange(store: EndpointStore): Promise<Record<string, string>> {
     }));
     const at = 3_999_999_990_000;
     const bytes = Buffer.byteLength(JSON.stringify(record.meta.message));
-    // chat_a and chat_b have still to read message 4.
-    return { write: { record, state: { seq: 4, pendingSince: at, queue: [{ n: 4, u: 3, at, b: bytes }] }, deliveries }, result: undefined };
+    // chat_a and chat_b have still to read message 4, which the log keeps.
+    const logged = {
+      number: 4,
+      sender: 'chat_c' as const,
+      senderChannel: null,
+      message: JSON.stringify(record.meta.message),
+      unread: 3,
+      createdAt: at,
+    };
+    return {
+      write: {
+        record,
+        state: { seq: 4, pendingSince: at, queue: [{ n: 4, u: 3, at, b: bytes }] },
+        deliveries,
+        messages: { append: logged },
+      },
+      result: undefined,
+    };
   });
   const [claimed] = await store.claimDeliveries(3_999_999_991_000, 1000, { chat_a: 1 });
   await store.retryDelivery(claimed!.id, 3_999_999_992_000);
   return tokens;
 }
-
-/** The snapshots as an import gives them back: the queue summary is not exported yet, so imports start with an empty queue. */
-const withoutQueue = (rows: EndpointSnapshot[]): EndpointSnapshot[] => rows.map((r) => ({ ...r, state: { ...r.state, queue: [] } }));
 
 /** Every endpoint answers its original token with its record, through the HTTP API over `store`. */
 async function expectTokensRead(store: EndpointStore, tokens: Record<string, string>): Promise<void> {
@@ -145,7 +158,7 @@ describe('chatbridge export and import', () => {
       // Read over HTTP after the export: a running server works on the pending message's deliveries.
       const pg = await PostgresEndpointStore.open({ connectionString: db.url });
       try {
-        expect(await snapshotsOf(pg)).toEqual(withoutQueue(original));
+        expect(await snapshotsOf(pg)).toEqual(original);
         expect(await pg.listBots()).toEqual(bots.map((b) => ({ ...b, keyHash: Buffer.from(b.keyHash) })));
         await expectTokensRead(pg, tokens);
       } finally {
@@ -158,7 +171,7 @@ describe('chatbridge export and import', () => {
       });
 
       await withSqlite(last, async (store) => {
-        expect(await snapshotsOf(store)).toEqual(withoutQueue(original));
+        expect(await snapshotsOf(store)).toEqual(original);
         expect(await store.listBots()).toEqual(bots);
         await expectTokensRead(store, tokens);
       });
@@ -196,21 +209,34 @@ describe('chatbridge export and import', () => {
     expect(await withSqlite(target, snapshotsOf)).toEqual([]);
   });
 
-  it('when a version 1 file (endpoints only, from the previous release) is imported, then its endpoints are', async () => {
+  it("when a version 1 file (endpoints only, from the previous release) is imported, then its endpoints are, and a pending message becomes the first of its endpoint's log", async () => {
     const dir = scratch();
     const source = join(dir, 'source.sqlite');
     await withSqlite(source, arrange);
     await chatbridge(source, 'export', join(dir, 'export.jsonl'));
     const lines = readFileSync(join(dir, 'export.jsonl'), 'utf8').trim().split('\n');
     const v1 = [
-      lines[0]!.replace('"version":2', '"version":1'),
-      ...lines.filter((l) => l.startsWith('{"type":"endpoint"')),
+      lines[0]!.replace('"version":3', '"version":1'),
+      // A version 1 endpoint line: no message log, no queue, deliveries of the pending message only.
+      ...lines
+        .filter((l) => l.startsWith('{"type":"endpoint"'))
+        .map((l) => {
+          const { queue: _q, messages: _m, ...v1 } = JSON.parse(l) as Record<string, unknown>;
+          return JSON.stringify({ ...v1, deliveries: (v1.deliveries as { messageSeq?: number }[]).map(({ messageSeq: _s, ...d }) => d) });
+        }),
       JSON.stringify({ type: 'end', endpoints: 3 }),
     ];
     writeFileSync(join(dir, 'v1.jsonl'), `${v1.join('\n')}\n`);
     const target = join(dir, 'target.sqlite');
     expect(await chatbridge(target, 'import', join(dir, 'v1.jsonl'))).toMatchObject({ code: 0, stdout: '3 imported, 0 unchanged\n' });
-    expect((await withSqlite(target, snapshotsOf)).map((r) => r.id)).toEqual(['community-1', 'community-2', 'idle-3']);
+    const imported = await withSqlite(target, snapshotsOf);
+    expect(imported.map((r) => r.id)).toEqual(['community-1', 'community-2', 'idle-3']);
+    const pending = imported.find((r) => r.id === 'community-2')!;
+    // Unread by every platform whose read flag the record has false: chat_a, chat_b and chat_d.
+    expect(pending.state.queue.map((q) => [q.n, q.u])).toEqual([[4, 11]]);
+    expect(pending.messages.map((m) => [m.number, m.unread, JSON.parse(m.message).content])).toEqual([
+      [4, 11, 'pending while the store moved'],
+    ]);
   });
 
   it('when some endpoints exist in the store with other content, then the import exits 1 naming each and writes nothing', async () => {
@@ -250,7 +276,7 @@ describe('chatbridge export and import', () => {
         /line 3 \(endpoint community-1\)/,
       ],
       ['cut-short', lines.slice(0, 3), /line 3: .*end line/],
-      ['newer-version', [lines[0]!.replace('"version":2', '"version":3'), ...lines.slice(1)], /line 1: export version 3/],
+      ['newer-version', [lines[0]!.replace('"version":3', '"version":4'), ...lines.slice(1)], /line 1: export version 4/],
       [
         'bot-before-endpoints',
         [lines[0]!, lines[4]!, lines[1]!, lines[2]!, lines[3]!, lines[5]!],

@@ -40,6 +40,16 @@ function noticesOf(feed: ChangeFeed, endpointId: string) {
 }
 
 /** The state of an endpoint whose newest message `seq`, accepted at `at`, chat_a and chat_b have still to read. */
+/** Message 3 of the export tests, as its endpoint's log keeps it: unread by chat_a and chat_b. */
+const LOGGED_3 = {
+  number: 3,
+  sender: 'chat_c' as const,
+  senderChannel: 'c-channel-1',
+  message: '{"content":"hi"}',
+  unread: 3,
+  createdAt: 60_000,
+};
+
 const pendingState = (seq: number, at: number): MessageState => ({ seq, pendingSince: at, queue: [{ n: seq, u: 3, at, b: 2 }] });
 
 /** A record with one more blacklist word: every call is a distinct change. */
@@ -723,13 +733,13 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
             payload: `{"content":"to ${platform}"}`,
             expiresAt: 90_000,
           }));
-          return { write: { record, state: pendingState(3, 60_000), deliveries }, result: undefined };
+          return { write: { record, state: pendingState(3, 60_000), deliveries, messages: { append: LOGGED_3 } }, result: undefined };
         });
         const [claimed] = await store.claimDeliveries(61_000, 500, { chat_a: 1 });
         await store.retryDelivery(claimed!.id, 62_000);
       };
 
-      it('when the store is exported, then each endpoint comes once in ID order with its digest, record text, message state, version and deliveries', async () => {
+      it('when the store is exported, then each endpoint comes once in ID order with its digest, record text, message state, version, deliveries and message log', async () => {
         await arrange();
         const rows = await all();
         expect(rows.map((r) => r.id)).toEqual(['ep-p', 'ep-q']);
@@ -737,8 +747,11 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect(Buffer.from(p!.tokenHash)).toEqual(hashToken('tp'));
         expect(p!.recordJson).toBe((await store.get('ep-p'))!.recordJson);
         expect([p!.state, p!.version]).toEqual([pendingState(3, 60_000), 1]);
+        expect(p!.messages).toEqual([{ ...LOGGED_3, expired: 0 }]);
+        expect(q!.messages).toEqual([]);
         expect(p!.deliveries).toEqual([
           {
+            messageSeq: 3,
             platform: 'chat_a',
             url: 'https://hooks.example.com/chat_a',
             payload: '{"content":"to chat_a"}',
@@ -747,6 +760,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
             expiresAt: 90_000,
           },
           {
+            messageSeq: 3,
             platform: 'chat_b',
             url: 'https://hooks.example.com/chat_b',
             payload: '{"content":"to chat_b"}',
@@ -770,15 +784,11 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         await store.delete('ep-p');
         await store.delete('ep-q');
         expect(await store.importRows(exported)).toEqual({ imported: 2, unchanged: 0, conflicts: [] });
-        // The queue summary is not carried yet: imported rows start with an empty queue.
-        const withoutQueue = (rows: EndpointSnapshot[]) => comparable(rows).map((r) => ({ ...r, state: { ...r.state, queue: [] } }));
-        expect(comparable(await all())).toEqual(withoutQueue(exported));
+        // The message log and the queue come along: the imported message is still unread by chat_a and chat_b.
+        expect(comparable(await all())).toEqual(comparable(exported));
         const found = await store.get('ep-p');
-        expect([found!.recordJson, found!.state, found!.version]).toEqual([
-          exported[0]!.recordJson,
-          { seq: 3, pendingSince: 60_000, queue: [] },
-          1,
-        ]);
+        expect([found!.recordJson, found!.state, found!.version]).toEqual([exported[0]!.recordJson, pendingState(3, 60_000), 1]);
+        expect(await store.messages.list('ep-p', 0, 10, 'chat_a')).toEqual([{ ...LOGGED_3, expired: 0 }]);
         expect((await store.claimDeliveries(63_000, 500, 10)).map((d) => [d.endpointId, d.platform, d.seq, d.attempts])).toEqual([
           ['ep-p', 'chat_a', 3, 2],
           ['ep-p', 'chat_b', 3, 1],
@@ -860,6 +870,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           state: { seq: 0, pendingSince: null, queue: [] },
           version: 0,
           deliveries: [],
+          messages: [],
         });
         await expect(store.importRows([{ ...row('a'), id: 'ep-once' }, row('a'), row('b')])).rejects.toThrow();
         expect(await all()).toEqual([]);
@@ -878,6 +889,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
               state: { seq: 0, pendingSince: null, queue: [] },
               version: 0,
               deliveries: [],
+              messages: [],
             };
           }
         }
@@ -974,6 +986,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           state: { seq: 0, pendingSince: null, queue: [] },
           version: 3,
           deliveries: [],
+          messages: [],
         });
         expect(await store.importRows([row('ep-1', { chat_b: ['b0', 'b1'] }), row('ep-2', { chat_b: ['b1'] })])).toMatchObject({
           imported: 2,
