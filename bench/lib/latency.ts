@@ -14,6 +14,8 @@ export interface LatencySpec {
   warmupS: number;
   p99Ms: number;
   rssMB?: number;
+  /** Streams: also measure the bare node:http SSE broadcaster at the same streams and rate. */
+  bare?: boolean;
 }
 
 export interface LatencyFigures {
@@ -79,7 +81,7 @@ export async function runLatency(spec: LatencySpec, h: Harness, log: (line: stri
     const bot = spec.kind === 'bot' ? { key: await botKey(sendTo, h.adminToken), count: spec.fanOut } : undefined;
     const procs = servers.map((s) => s.proc);
     const ours = await drive(spec, h, log, { receiver, children, sendTo, listenOn, endpoints, bot, procs });
-    if (spec.kind === 'webhooks') return ours;
+    if (spec.kind === 'webhooks' || !spec.bare) return ours;
     // The streams' connections close before the baseline opens as many.
     await Promise.all(children.splice(0).map((c) => c.stop()));
     return { ...ours, bare: await bareBroadcaster(spec, h, log, endpoints, bot) };
