@@ -13,7 +13,8 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { LATENCY_SERVER_ENV, type LatencyFigures, type LatencySpec, latencyVerdict, runLatency } from './lib/latency.ts';
+import { type DeliveryFigures, type DeliveryResult, type DeliverySpec, runDelivery } from './lib/delivery.ts';
+import { type Harness, LATENCY_SERVER_ENV, type LatencyFigures, type LatencySpec, latencyVerdict, runLatency } from './lib/latency.ts';
 import { type LoadFigures, pathsOf, startLoadChild } from './lib/load.ts';
 import {
   cpuSecondsOf,
@@ -51,6 +52,7 @@ interface Scenario {
   store: Store;
   op: 'get' | 'update';
   latency?: LatencySpec;
+  delivery?: DeliverySpec;
 }
 
 const usage = (message: string): never => {
@@ -78,13 +80,15 @@ const settings = {
 };
 /**
  * Latency scenario n: `fanOut` streams (or webhooks) per endpoint, bot streams for 'bot'; warm-up 3 s, then
- * `fullS`. Quick: a tenth of the endpoints, a fifth of the rate, 1 s then 3 s.
+ * `fullS`. Quick: a tenth of the endpoints, a fifth of the rate, 1 s then 3 s, and no bare broadcaster beside it.
  */
 const latency = (...[n, key, title, kind, endpoints, fanOut, rate, p99Ms, fullS = 20]: LatencyArgs): Scenario => ({
   ...{ n, key, title, server: 'chatbridge', op: 'get', store: kind === 'cross' ? 'postgres' : 'small' },
   latency: {
     ...{ kind, fanOut, p99Ms, endpoints: argv.quick ? endpoints / 10 : endpoints, ratePerSec: argv.quick ? rate / 5 : rate },
     ...{ durationS: argv.quick ? 3 : fullS, warmupS: argv.quick ? 1 : 3, ...(kind === 'streams' || kind === 'bot' ? { rssMB: 400 } : {}) },
+    // The bare broadcaster opens as many streams again: full runs only, so CI's quick run stays short.
+    bare: !argv.quick,
   },
 });
 type LatencyArgs = [number, string, string, LatencySpec['kind'], number, number, number, number, number?];
@@ -99,6 +103,13 @@ const SCENARIOS: Scenario[] = [
   latency(8, 'latency-bot', 'update → event, 4 bot streams, SQLite', 'bot', 10_000, 4, 1_000, 50),
   latency(9, 'latency-cross', 'update → event, other instance, PostgreSQL', 'cross', 5_000, 2, 1_000, 100),
   latency(10, 'latency-webhooks', 'update → webhook request, SQLite', 'webhooks', 5_000, 2, 500, 100),
+  {
+    ...{ n: 11, key: 'delivery', title: 'delivery: accepted → every webhook, SQLite', server: 'chatbridge', store: 'small', op: 'update' },
+    delivery: {
+      ...{ endpoints: 100, ratePerSec: argv.quick ? 200 : 1_000, limitedPerSec: 3, durationS: argv.quick ? 3 : 30 },
+      ...{ quietMs: argv.quick ? 2_000 : 5_000, maxWaitMs: argv.quick ? 8_000 : 60_000 },
+    },
+  },
 ];
 const BASELINE = SCENARIOS[0]!;
 
@@ -110,7 +121,7 @@ function pick(list: string | undefined): Set<string> | undefined {
       .filter(Boolean)
       .map((item) => {
         const s = SCENARIOS.find((d) => String(d.n) === item.trim() || d.key === item.trim());
-        return s ? s.key : usage(`unknown scenario "${item}"; use 1-5, 7-10 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
+        return s ? s.key : usage(`unknown scenario "${item}"; use 1-5, 7-11 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
       }),
   );
 }
@@ -150,8 +161,8 @@ interface Target {
 }
 
 /**
- * Starts the scenario's server (profiled when asked). A latency scenario's server runs exactly as `pnpm start` runs
- * it, without the bench's V8 flags: their 160 MB heap is sized for requests, not for 10,000 open streams.
+ * Starts the scenario's server (profiled when asked). A latency or delivery scenario's server runs exactly as `pnpm
+ * start` runs it, without the bench's V8 flags: their 160 MB heap is sized for requests, not for 10,000 open streams.
  */
 async function startTarget(
   s: Scenario,
@@ -166,7 +177,7 @@ async function startTarget(
   const profFlags = name ? ['--cpu-prof', '--cpu-prof-dir', PROFILES, '--cpu-prof-name', name] : [];
   const [args, env] =
     s.server === 'chatbridge'
-      ? [[...(s.latency ? [] : SERVER.flags), SERVER.main], { ...PRODUCTION_SERVER_ENV, ...storeEnv }]
+      ? [[...(s.latency || s.delivery ? [] : SERVER.flags), SERVER.main], { ...PRODUCTION_SERVER_ENV, ...storeEnv }]
       : [['bench/baseline-server.ts', recordFile], { HOST: '127.0.0.1' }];
   const proc = spawnTracked(`${s.server} server`, [...profFlags, ...args], childEnv({ ...env, PORT: String(port) }), ROOT);
   try {
@@ -195,6 +206,7 @@ interface Result {
   baselineRps?: number;
   profile?: string;
   latency?: LatencyFigures;
+  delivery?: DeliveryResult;
   verdict?: { pass: boolean; text: string };
   notes: string[];
 }
@@ -355,33 +367,52 @@ async function scratchDatabase(): Promise<{ storeEnv: Record<string, string>; dr
   };
 }
 
+/** The seeding and servers of a latency or delivery scenario; what it started goes into `targets`. */
+function harnessOf(s: Scenario, storeEnv: Record<string, string>, dir: string, targets: Target[]): Harness {
+  return {
+    root: ROOT,
+    env: childEnv(),
+    adminToken: randomBytes(24).toString('base64url'),
+    seed: async (args) => (await seed(s.key, storeEnv, [...args, '--prefix', `${s.key}-`], dir)).seed.endpoints,
+    servers: async (count, env) => {
+      for (let i = 0; i < count; i++)
+        targets.push(await startTarget(s, { ...storeEnv, ...env }, '', i === count - 1 && profiled.has(s.key)));
+      return targets;
+    },
+  };
+}
+
+function logServerSettings(env: Record<string, string>): void {
+  const openFiles = execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim();
+  const shown = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  log(`  server settings: ${shown.join(' ')}; open files: ${openFiles}`);
+}
+
 /** A latency scenario: its own store (a fresh SQLite file, or its own IDs in the scratch database) and servers. */
 async function runLatencyScenario(s: Scenario, storeEnv: Record<string, string>, dir: string): Promise<Result> {
   const result = resultOf(s);
   const spec = s.latency!;
   const targets: Target[] = [];
-  const env = { ...LATENCY_SERVER_ENV, ...(spec.kind === 'webhooks' && { CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true' }) };
-  const openFiles = execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim();
-  const shown = Object.entries(env).map(([k, v]) => `${k}=${v}`);
-  log(`  server settings: ${shown.join(' ')}; open files: ${openFiles}`);
+  logServerSettings({ ...LATENCY_SERVER_ENV, ...(spec.kind === 'webhooks' && { CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true' }) });
   try {
-    const figures = await runLatency(
-      spec,
-      {
-        root: ROOT,
-        env: childEnv(),
-        adminToken: randomBytes(24).toString('base64url'),
-        seed: async (args) => (await seed(s.key, storeEnv, [...args, '--prefix', `${s.key}-`], dir)).seed.endpoints,
-        servers: async (count, env) => {
-          for (let i = 0; i < count; i++)
-            targets.push(await startTarget(s, { ...storeEnv, ...env }, '', i === count - 1 && profiled.has(s.key)));
-          return targets;
-        },
-      },
-      log,
-    );
+    const figures = await runLatency(spec, harnessOf(s, storeEnv, dir, targets), log);
     if (typeof figures === 'string') Object.assign(result, { status: 'skipped', reason: figures });
     else Object.assign(result, { latency: figures, verdict: latencyVerdict(spec, figures) });
+  } catch (err) {
+    Object.assign(result, failed(err));
+  } finally {
+    for (const t of targets) await stopTarget(t, result);
+  }
+  return result;
+}
+
+/** The delivery scenario: its own SQLite store and server, then the bare relay (lib/delivery.ts). */
+async function runDeliveryScenario(s: Scenario, storeEnv: Record<string, string>, dir: string): Promise<Result> {
+  const result = resultOf(s);
+  const targets: Target[] = [];
+  logServerSettings({ ...LATENCY_SERVER_ENV, CHATBRIDGE_WEBHOOK_ALLOW_PRIVATE: 'true' });
+  try {
+    result.delivery = await runDelivery(s.delivery!, harnessOf(s, storeEnv, dir, targets), log);
   } catch (err) {
     Object.assign(result, failed(err));
   } finally {
@@ -432,6 +463,11 @@ async function main(): Promise<number> {
         results.push(await runLatencyScenario(s, s.store === 'postgres' ? dataset.storeEnv : sqlite(s.key), dir));
         continue;
       }
+      if (s.delivery) {
+        log(`Running ${s.n} ${s.title}...`);
+        results.push(await runDeliveryScenario(s, sqlite(s.key), dir));
+        continue;
+      }
       await baseline?.(s.key);
       log(`Running ${s.n} ${s.title}...`);
       results.push(await runScenario(s, dataset, recordFile));
@@ -461,6 +497,7 @@ async function main(): Promise<number> {
   const opt = (v: number | undefined, f: (v: number) => string) => (v === undefined ? '-' : f(v));
   const mb = (v: number | undefined) => opt(v, (v) => `${v.toFixed(0)} MB`);
   const isLatency = (r: Result) => SCENARIOS.some((s) => s.key === r.key && s.latency);
+  const isDelivery = (r: Result) => SCENARIOS.some((s) => s.key === r.key && s.delivery);
   /** One table: the first column left-aligned, the others right-aligned, each as wide as its widest cell. */
   const table = (
     head: string[],
@@ -477,7 +514,7 @@ async function main(): Promise<number> {
       for (const line of lines[i]!.length > 1 ? footer(r) : []) log(`      ${line}`);
     });
   };
-  const requestResults = results.filter((r) => !isLatency(r));
+  const requestResults = results.filter((r) => !isLatency(r) && !isDelivery(r));
   if (requestResults.length > 0) {
     const head = [' #  scenario', 'req/s', 'x base', 'base r/s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'peak RSS', 'us/req'];
     table(head, requestResults, ({ figures: f, ...r }) =>
@@ -508,10 +545,66 @@ async function main(): Promise<number> {
     table(head, results.filter(isLatency), cells, ({ latency: f, verdict }) => {
       const keys = f!.keys === undefined ? '' : `, ${fmtInt(f!.keys)} delivery keys, ${f!.duplicated} received twice or more`;
       const closed = f!.closed ? `, ${f!.closed} streams ended by the server` : '';
-      return [`${fmtInt(f!.triggers)} triggers (answers ${JSON.stringify(f!.triggerStatuses)})${closed}${keys}; targets: ${verdict!.text}`];
+      const kb = (v: number | undefined) => opt(v, (v) => `${v.toFixed(1)} KB/stream`);
+      const times = (a: number | undefined, b: number | undefined) =>
+        opt(a !== undefined && b ? a / b : undefined, (v) => `${v.toFixed(2)}x`);
+      const bare = f!.bare && [
+        `bare node:http SSE broadcaster, same streams and rate: ${fmtInt(f!.bare.received)}/${fmtInt(f!.bare.expected)} events, ` +
+          `p50 ${f!.bare.p50Ms.toFixed(1)} ms, p99 ${f!.bare.p99Ms.toFixed(1)} ms, ${kb(f!.bare.kbPerStream)} (peak RSS ${mb(f!.bare.peakRssMB)}, CPU ${opt(f!.bare.cpuPct, (v) => `${v.toFixed(0)}%`)}); ours ${kb(f!.kbPerStream)}`,
+        `ours / bare: p50 ${times(f!.p50Ms, f!.bare.p50Ms)}, p99 ${times(f!.p99Ms, f!.bare.p99Ms)}, memory per stream ${times(f!.kbPerStream, f!.bare.kbPerStream)}`,
+      ];
+      return [
+        `${fmtInt(f!.triggers)} triggers (answers ${JSON.stringify(f!.triggerStatuses)})${closed}${keys}; targets: ${verdict!.text}`,
+        ...(bare ?? []),
+      ];
     });
     log(
       '    latency: trigger sent → event (webhook request) received, one machine clock. CPU: the server(s), % of one core over the window.',
+    );
+  }
+  if (results.some(isDelivery)) {
+    const head = [
+      ' #  delivery scenario',
+      'msg/s',
+      'due',
+      'delivered',
+      'missing',
+      'twice',
+      'order',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'peak RSS',
+      'CPU',
+    ];
+    const cells = (f: DeliveryFigures) =>
+      [fmtInt(f.perSec), fmtInt(f.expected), fmtInt(f.delivered), fmtInt(f.missing), fmtInt(f.duplicates), fmtInt(f.outOfOrder)].concat([
+        f.p50Ms.toFixed(1),
+        f.p99Ms.toFixed(1),
+        f.maxMs.toFixed(0),
+        mb(f.peakRssMB),
+        opt(f.cpuPct, (v) => `${v.toFixed(0)}%`),
+      ]);
+    const times = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : '-');
+    table(
+      head,
+      results.filter(isDelivery),
+      ({ delivery: d }) => d && cells(d.ours),
+      ({ delivery: d }) => {
+        const limited = (f: DeliveryFigures) =>
+          `rate-limited webhook ${f.limited.delivered}/${f.limited.expected} (${f.limited.refused} posts answered 429)`;
+        return [
+          `${fmtInt(d!.ours.sent)} messages (answers ${JSON.stringify(d!.ours.statuses)}); ${limited(d!.ours)}`,
+          `bare node:http relay, same messages: ${cells(d!.bare).join(' ')}`,
+          `  ${fmtInt(d!.bare.sent)} messages (answers ${JSON.stringify(d!.bare.statuses)}); ${limited(d!.bare)}`,
+          `ours / bare: p50 ${times(d!.ours.p50Ms, d!.bare.p50Ms)}, p99 ${times(d!.ours.p99Ms, d!.bare.p99Ms)}`,
+        ];
+      },
+    );
+    log(
+      '    due: accepted messages x webhooks of their endpoint; delivered: the first receipt of each; twice: further receipts;\n' +
+        '    order: first receipts numbered below one the webhook already had; latency: 200 received -> webhook request received.\n' +
+        '    columns after "bare node:http relay": msg/s due delivered missing twice order p50 p99 max RSS CPU. Figures only: no target.',
     );
   }
   let bad = false;
@@ -520,13 +613,14 @@ async function main(): Promise<number> {
     const problems =
       (r.figures ? r.figures.errors + r.figures.non2xx : 0) +
       (r.warmupProblems ?? 0) +
-      (r.latency ? r.latency.triggers - (r.latency.triggerStatuses['200'] ?? 0) : 0);
+      (r.latency ? r.latency.triggers - (r.latency.triggerStatuses['200'] ?? 0) : 0) +
+      (r.delivery ? r.delivery.ours.sent - (r.delivery.ours.statuses['200'] ?? 0) : 0);
     if (r.status === 'failed' || problems > 0) {
       bad = true;
       log(`\n!!! scenario ${r.n} (${r.key}) ${r.status === 'failed' ? `FAILED: ${r.reason}` : ''}`);
       if (problems > 0)
         log(
-          `    ${problems} errors or non-2xx answers; status codes ${JSON.stringify(r.figures?.statusCodes ?? r.latency?.triggerStatuses)}; ${r.figures?.errorSamples.join('; ') ?? ''}`,
+          `    ${problems} errors or non-2xx answers; status codes ${JSON.stringify(r.figures?.statusCodes ?? r.latency?.triggerStatuses ?? r.delivery?.ours.statuses)}; ${r.figures?.errorSamples.join('; ') ?? ''}`,
         );
     }
   }

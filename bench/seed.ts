@@ -2,10 +2,11 @@
 // (the server's own configuration: CHATBRIDGE_STORE, CHATBRIDGE_SQLITE_PATH, DATABASE_URL...), through
 // the store's own import (EndpointStore.importRows: one transaction).
 //
-//   node bench/seed.ts --count N --prefix P --out FILE [--webhooks ORIGIN | --no-relay]
+//   node bench/seed.ts --count N --prefix P --out FILE [--webhooks ORIGIN | --no-relay | --delivery ORIGIN]
 //
 // Every endpoint gets its own token and the record of bench/lib/record.ts (--no-relay: selfuse off, so
-// that a trigger queues no webhook delivery; --webhooks: its two webhooks at ORIGIN/a and ORIGIN/b). A
+// that a trigger queues no webhook delivery; --webhooks: its two webhooks at ORIGIN/a and ORIGIN/b;
+// --delivery: the delivery scenario's record, chat_c bridged to chat_a only, its webhook ORIGIN/a). A
 // few are read back through the store, proving the rows are what the server will see. On PostgreSQL
 // the database is analysed afterwards. The output file holds the record JSON and every (id, token).
 import { writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import pg from 'pg';
 import { loadConfig } from '../packages/server/src/config.ts';
 import { openStore } from '../packages/server/src/store/open.ts';
 import { hashToken, issueToken, tokenMatchesDigest } from '../packages/server/src/tokens.ts';
-import { benchRecord } from './lib/record.ts';
+import { benchRecord, deliveryRecord } from './lib/record.ts';
 
 export interface SeedOutput {
   count: number;
@@ -30,6 +31,7 @@ const { values: opts } = parseArgs({
     out: { type: 'string' },
     webhooks: { type: 'string' },
     'no-relay': { type: 'boolean', default: false },
+    delivery: { type: 'string' },
   },
 });
 
@@ -40,9 +42,11 @@ async function main(): Promise<void> {
   const count = Number(opts.count);
   const prefix = opts.prefix!;
   if (!opts.out || !Number.isInteger(count) || count < 1) {
-    throw new Error('usage: seed.ts --count N --prefix P --out FILE [--webhooks ORIGIN | --no-relay]');
+    throw new Error('usage: seed.ts --count N --prefix P --out FILE [--webhooks ORIGIN | --no-relay | --delivery ORIGIN]');
   }
-  const record = benchRecord(opts.webhooks ? { webhooks: opts.webhooks } : { selfuse: !opts['no-relay'] });
+  const record = opts.delivery
+    ? deliveryRecord(opts.delivery)
+    : benchRecord(opts.webhooks ? { webhooks: opts.webhooks } : { selfuse: !opts['no-relay'] });
   const recordJson = JSON.stringify(record);
   const endpoints: SeedOutput['endpoints'] = [];
   const started = performance.now();

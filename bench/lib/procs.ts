@@ -167,6 +167,16 @@ export async function waitUntilServing(url: string, proc: Spawned, timeoutMs: nu
   throw new Error(`${proc.name} did not serve ${url} within ${timeoutMs} ms:\n${proc.output().trim()}`);
 }
 
+/** VmRSS (resident set now) of a live process, in MB; undefined off Linux. */
+export function rssMB(pid: number): number | undefined {
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? undefined : (Number(kib) * 1024) / 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
 /** VmHWM (peak resident set since start) of a live process, in MB; undefined off Linux. */
 export function peakRssMB(pid: number): number | undefined {
   try {

@@ -53,6 +53,23 @@ export function benchRecord(options: Parameters<typeof setup>[0] = {}): Endpoint
 }
 
 /**
+ * The delivery scenario's record: channel-c-1234 of chat_c bridged to a chat_a channel whose webhook
+ * is `${origin}/a` (on a private address: the server must allow it), `selfuse` on, no other
+ * platform bridged, so a message is finished once that webhook has it.
+ */
+export function deliveryRecord(origin: string): EndpointRecord {
+  const params: UpdateParams = {
+    channel_chat_a: '912345678901234500',
+    channel_chat_c: 'channel-c-1234',
+    webhook_chat_a: `${origin}/a`,
+    selfuse: true,
+  };
+  const outcome = applyUpdate(JSON.stringify(initialRecord()), params, { allowPrivateWebhooks: true });
+  if (!outcome.ok) throw new Error(`delivery record setup rejected: ${JSON.stringify(outcome.issues)}`);
+  return outcome.record;
+}
+
+/**
  * The query string (after the token) of the n-th update request. Three scalar overwrites whose values
  * contain n, so every request changes the stored record and commits a write (list appends would become
  * no-ops once a value is present, and lists are capped). No trigger: no webhook delivery is queued.

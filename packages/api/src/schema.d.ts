@@ -264,7 +264,8 @@ export interface paths {
          * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of
          *     the endpoint record: one event for every committed change (an update, `markRead`, a webhook
          *     delivery marking a platform read, a message expiring), carrying the whole record as committed and
-         *     its **version** as the event ID. Bots use it instead of polling `getEndpoint`.
+         *     its **version** (and the pending message's number) as the event ID. Bots use it instead of
+         *     polling `getEndpoint`.
          *
          *     - **First event**: without `Last-Event-ID` (header) or `last_event_id` (query), the current
          *       record, as a `record` event whose ID is its current version.
@@ -296,11 +297,11 @@ export interface paths {
          *     - **At most 20 streams** of one endpoint are open on one server instance at once; another is
          *       answered `429` with `Retry-After: 10` (each stream holds a connection, and one tenant must not
          *       take them all). Close streams you no longer read.
-         *     - **Message numbers** are in the stream: each event has a `messageNumber` field, the pending
-         *       message's number as of that version (what `Chatbridge-Message-Number` gives on `getEndpoint`),
-         *       or `null` when no message is pending. A bot relays the message from the event and names that
-         *       number in `markRead`, with no second read. The field is a line of its own beside `data`, which
-         *       stays the bare record: clients that do not know the field ignore it, as SSE clients do.
+         *     - **Message numbers** are in the event IDs: `<version>-<message number>` while a message is
+         *       pending as of that version (the number `Chatbridge-Message-Number` gives on `getEndpoint`),
+         *       `<version>` when none is. Every SSE client sees them (an `EventSource` as `lastEventId`); `data`
+         *       stays the bare record. A bot relays the message from the event and names that number in
+         *       `markRead`, with no second read.
          *
          *     Errors before the stream starts are `application/problem+json` like every other operation. The
          *     event format is described with the `200` response.
@@ -1324,15 +1325,17 @@ export interface components {
          *     an empty line:
          *
          *     - `retry: 2000`: sent first; a client that loses the stream waits 2 seconds before reconnecting.
-         *     - An **event**, four lines: `id: <version>`, `event: record` or `event: reset`,
-         *       `messageNumber: <n>` (or `null`) and `data: <EndpointEvent as JSON, on one line>` (the schema
-         *       below is that of `data`). `messageNumber` is the pending message's number as of this version
-         *       (what `Chatbridge-Message-Number` gives on `getEndpoint`), `null` when no message is pending: name
-         *       it in `markRead` after relaying the message, with no second read. A client that does not know the
-         *       field ignores it (SSE clients ignore unknown fields), so `data` stays the bare record.
-         *       `id` is the record's **version**: a decimal integer that starts at `0` when the endpoint is
-         *       created and grows by exactly one with every committed change, so the event IDs of one endpoint
-         *       increase one by one, on every server instance. A change that writes nothing (an update that
+         *     - An **event**, three lines: `id: <event ID>`, `event: record` or `event: reset`, and
+         *       `data: <EndpointEvent as JSON, on one line>` (the schema below is that of `data`: the bare
+         *       record).
+         *       The **event ID** is `<version>` while no message is pending, and `<version>-<message number>`
+         *       while one is (`id: 12-5`): what an `EventSource` gives as `lastEventId`, and every SSE client
+         *       as the event's ID. The **version** is a decimal integer that starts at `0` when the endpoint is
+         *       created and grows by exactly one with every committed change, so the versions of one endpoint's
+         *       events increase one by one, on every server instance. The **message number** is the pending
+         *       message's (what `Chatbridge-Message-Number` gives on `getEndpoint`): name it in `markRead` after
+         *       relaying the message, with no second read. Read the ID as two decimal integers split at `-`,
+         *       never as one number. A change that writes nothing (an update that
          *       changes nothing, `only_check`, `markRead` of a platform that has already read) makes no event.
          *       `record` is the first event of a stream opened without `Last-Event-ID`, and every change after
          *       that; `reset` is sent instead of replaying when the client resumes from a version the server no
@@ -1341,8 +1344,9 @@ export interface components {
          *     - `: heartbeat`: a comment, every 15 seconds, to keep idle connections open. Clients ignore it; one
          *       that has heard nothing for much longer (say 45 seconds) should reconnect.
          *
-         *     **Reconnecting**: send the last event ID received as the `Last-Event-ID` header (or the
-         *     `last_event_id` query parameter). The server replays every change after it from its replay window:
+         *     **Reconnecting**: send the last event ID received, as received, as the `Last-Event-ID` header (or
+         *     the `last_event_id` query parameter); its version alone (`12` for `12-5`) resumes at the same
+         *     place. The server replays every change after it from its replay window:
          *     the last 100 changes of the endpoint, none older than 10 minutes. Events are never split, reordered
          *     or repeated within a stream; a client that resumes always continues with the next version.
          */
@@ -1988,21 +1992,24 @@ export interface components {
          */
         message_number: number;
         /**
-         * @description Resume after this version: the ID of the last event received. For clients that cannot set the
+         * @description Resume after this version: the ID of the last event received, as sent (`41`, or `41-7` when a
+         *     message was pending; only the version before the `-` counts). For clients that cannot set the
          *     `Last-Event-ID` header when they open a stream (a browser `EventSource` created anew after a page
-         *     reload). When both are given, the header wins: an `EventSource` reconnecting by itself keeps the
-         *     URL it was created with and sends the newer ID in the header.
-         * @example 41
+         *     reload, from its saved `lastEventId`). When both are given, the header wins: an `EventSource`
+         *     reconnecting by itself keeps the URL it was created with and sends the newer ID in the header. A
+         *     version beyond 9007199254740991 is no version this endpoint issued: a `reset` event.
+         * @example 41-7
          */
-        last_event_id: number;
+        last_event_id: string;
         /**
          * @description Resume after this version: the ID of the last event received, as an `EventSource` sends it when it
-         *     reconnects. A value that is not a version of this endpoint (not a decimal number, or newer than the
-         *     current version) is answered like one older than the replay window: with a `reset` event. Leading
-         *     zeros are read as in `last_event_id` (`04` is version 4). An empty value counts as absent. At most 64
-         *     visible ASCII characters (the IDs this server sends are decimal numbers of at most 16 digits); a longer
-         *     value, or one with spaces, control or non-ASCII characters, is answered `400`.
-         * @example 41
+         *     reconnects: `<version>` or `<version>-<message number>` (only the version counts). A value that
+         *     is not an event ID of this endpoint (not of that form, or a version newer than the current one) is
+         *     answered like one older than the replay window: with a `reset` event. Leading zeros are read as in
+         *     `last_event_id` (`04` is version 4). An empty value counts as absent. At most 64 visible ASCII
+         *     characters (the IDs this server sends are at most 33); a longer value, or one with spaces, control
+         *     or non-ASCII characters, is answered `400`.
+         * @example 41-7
          */
         "Last-Event-ID": string;
         /**
@@ -2625,23 +2632,26 @@ export interface operations {
                  */
                 token?: components["parameters"]["token"];
                 /**
-                 * @description Resume after this version: the ID of the last event received. For clients that cannot set the
+                 * @description Resume after this version: the ID of the last event received, as sent (`41`, or `41-7` when a
+                 *     message was pending; only the version before the `-` counts). For clients that cannot set the
                  *     `Last-Event-ID` header when they open a stream (a browser `EventSource` created anew after a page
-                 *     reload). When both are given, the header wins: an `EventSource` reconnecting by itself keeps the
-                 *     URL it was created with and sends the newer ID in the header.
-                 * @example 41
+                 *     reload, from its saved `lastEventId`). When both are given, the header wins: an `EventSource`
+                 *     reconnecting by itself keeps the URL it was created with and sends the newer ID in the header. A
+                 *     version beyond 9007199254740991 is no version this endpoint issued: a `reset` event.
+                 * @example 41-7
                  */
                 last_event_id?: components["parameters"]["last_event_id"];
             };
             header?: {
                 /**
                  * @description Resume after this version: the ID of the last event received, as an `EventSource` sends it when it
-                 *     reconnects. A value that is not a version of this endpoint (not a decimal number, or newer than the
-                 *     current version) is answered like one older than the replay window: with a `reset` event. Leading
-                 *     zeros are read as in `last_event_id` (`04` is version 4). An empty value counts as absent. At most 64
-                 *     visible ASCII characters (the IDs this server sends are decimal numbers of at most 16 digits); a longer
-                 *     value, or one with spaces, control or non-ASCII characters, is answered `400`.
-                 * @example 41
+                 *     reconnects: `<version>` or `<version>-<message number>` (only the version counts). A value that
+                 *     is not an event ID of this endpoint (not of that form, or a version newer than the current one) is
+                 *     answered like one older than the replay window: with a `reset` event. Leading zeros are read as in
+                 *     `last_event_id` (`04` is version 4). An empty value counts as absent. At most 64 visible ASCII
+                 *     characters (the IDs this server sends are at most 33); a longer value, or one with spaces, control
+                 *     or non-ASCII characters, is answered `400`.
+                 * @example 41-7
                  */
                 "Last-Event-ID"?: components["parameters"]["Last-Event-ID"];
             };

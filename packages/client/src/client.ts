@@ -75,7 +75,8 @@ export interface GetEndpointOptions extends CallOptions {
 
 export interface MarkReadOptions extends CallOptions {
   /**
-   * The message the bot relayed: `messageNumberOf(record)` of the record it relayed from. When a newer
+   * The message the bot relayed: `messageNumberOf(record)` of the record it relayed from, or the
+   * `messageNumber` of the stream event it relayed from. When a newer
    * message has replaced it, nothing is marked and the call rejects with a 409 ChatbridgeError.
    */
   messageNumber?: number | undefined;

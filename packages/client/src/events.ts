@@ -8,7 +8,10 @@ import type { EndpointRecord } from './types.ts';
 
 /** One event of the stream: the endpoint record as of version `id`. */
 export interface EndpointEvent {
-  /** The record's version: 0 at creation, + 1 with every committed change. */
+  /**
+   * The record's version: 0 at creation, + 1 with every committed change. Resume after it with
+   * `lastEventId`. (On the wire the event ID also carries the message number: `12-5`.)
+   */
   id: number;
   /**
    * `record`: the record at this version (the first event of a fresh stream, then every change).
@@ -19,7 +22,7 @@ export interface EndpointEvent {
   record: EndpointRecord;
   /**
    * The pending message's number as of this version (name it in `markRead` after relaying the
-   * message), or null when no message is pending (or the server does not send it).
+   * message), or null when no message is pending.
    */
   messageNumber: number | null;
 }
@@ -72,7 +75,7 @@ class StreamProtocolError extends Error {
 
 const retryable = (status: number) => status === 429 || status >= 500;
 
-/** A parsed event and the fields beside `data` the stream may carry (`messageNumber`). */
+/** A parsed event and the fields beside `data` it carried that no SSE client knows (a 1.0.0 server's `messageNumber`). */
 type Parsed = EventSourceMessage & { extra: Record<string, string> };
 
 /** How one stream is opened and its events read: the operation, its request, its events. */
@@ -246,6 +249,9 @@ async function* readEvents<E>(
 
 const idOf = (message: EventSourceMessage) => (message.id !== undefined && /^\d+$/.test(message.id) ? Number(message.id) : Number.NaN);
 
+/** An event ID of an endpoint's stream: `<version>`, or `<version>-<message number>` while a message is pending. */
+const ENDPOINT_EVENT_ID = /^(\d+)(?:-(\d+))?$/;
+
 function jsonOf(text: string | undefined): unknown {
   try {
     return text === undefined ? undefined : JSON.parse(text);
@@ -259,12 +265,14 @@ const isMessageNumber = (value: unknown): value is number | null => value === nu
 
 function toEndpointEvent(message: Parsed): EndpointEvent | undefined {
   if (message.event !== 'record' && message.event !== 'reset') return undefined; // from a newer server
-  const id = idOf(message);
+  const [, version, inId] = ENDPOINT_EVENT_ID.exec(message.id ?? '') ?? [];
+  const id = Number(version);
   const record = jsonOf(message.data);
   if (!Number.isSafeInteger(id) || !isObject(record)) {
-    throw new StreamProtocolError(`streamEndpointEvents: a ${message.event} event without a numeric id and a JSON record`);
+    throw new StreamProtocolError(`streamEndpointEvents: a ${message.event} event without a version id and a JSON record`);
   }
-  const number = jsonOf(message.extra.messageNumber);
+  // A 1.0.0 server sends the number as a field of its own beside `data` (which generic SSE clients drop).
+  const number = inId === undefined ? jsonOf(message.extra.messageNumber) : Number(inId);
   return { id, type: message.event, record: record as unknown as EndpointRecord, messageNumber: isMessageNumber(number) ? number : null };
 }
 

@@ -4,7 +4,8 @@ import { BASE_URL, ENDPOINT, PROBLEMS, RECORD, TOKEN, problemResponse, setup } f
 
 const RESET_RECORD = { ...RECORD, config: { ...RECORD.config, blacklist: ['reset'] } };
 
-const event = (id: number, record: unknown = RECORD, type = 'record') => `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(record)}\n\n`;
+const event = (id: number | string, record: unknown = RECORD, type = 'record') =>
+  `id: ${id}\nevent: ${type}\ndata: ${JSON.stringify(record)}\n\n`;
 
 interface StreamControl {
   response: Response;
@@ -66,19 +67,33 @@ describe('streamEndpointEvents', () => {
     expectTypeOf(events[0]!.type).toEqualTypeOf<'record' | 'reset'>();
   });
 
-  test('when an event has a messageNumber field, then the event carries that number; without one, null', async () => {
+  test('when an event ID carries a message number (5-3), then the event has the version as id and that messageNumber; a plain ID, null', async () => {
+    const { client } = setup(
+      (request) => eventStream(request, [event('5-3'), event(6), event('0012-0040', RESET_RECORD, 'reset')]).response,
+    );
+
+    const events = await collect(client.streamEndpointEvents(ENDPOINT, TOKEN, { reconnect: false }));
+
+    expect(events).toEqual([
+      { id: 5, type: 'record', record: RECORD, messageNumber: 3 },
+      { id: 6, type: 'record', record: RECORD, messageNumber: null },
+      { id: 12, type: 'reset', record: RESET_RECORD, messageNumber: 40 },
+    ]);
+    expectTypeOf(events[0]!.id).toEqualTypeOf<number>();
+    expectTypeOf(events[0]!.messageNumber).toEqualTypeOf<number | null>();
+  });
+
+  test('when a 1.0.0 server sends the number as a messageNumber field beside data, then the event carries it too', async () => {
     const pending = `id: 5\nevent: record\nmessageNumber: 3\ndata: ${JSON.stringify(RECORD)}\n\n`;
     const idle = `id: 6\nevent: record\nmessageNumber: null\ndata: ${JSON.stringify(RECORD)}\n\n`;
-    const { client } = setup((request) => eventStream(request, [pending, idle, event(7)]).response);
+    const { client } = setup((request) => eventStream(request, [pending, idle]).response);
 
     const events = await collect(client.streamEndpointEvents(ENDPOINT, TOKEN, { reconnect: false }));
 
     expect(events.map((e) => [e.id, e.messageNumber])).toEqual([
       [5, 3],
       [6, null],
-      [7, null],
     ]);
-    expectTypeOf(events[0]!.messageNumber).toEqualTypeOf<number | null>();
   });
 
   test('when lastEventId is given, then it is sent as the Last-Event-ID header', async () => {
@@ -109,17 +124,19 @@ describe('streamEndpointEvents', () => {
     expect((await collect(client.streamEndpointEvents(ENDPOINT, TOKEN, { reconnect: false }))).map((e) => e.id)).toEqual([3]);
   });
 
-  test('when a record event has no numeric id or no JSON record, then the iteration rejects', async () => {
-    const { client } = setup((request) => eventStream(request, ['id: x\nevent: record\ndata: {}\n\n']).response);
-    await expect(collect(client.streamEndpointEvents(ENDPOINT, TOKEN))).rejects.toThrow(/numeric id and a JSON record/);
+  test('when a record event has no version id or no JSON record, then the iteration rejects', async () => {
+    for (const id of ['x', '1.5', '1-', '1-2-3']) {
+      const { client } = setup((request) => eventStream(request, [`id: ${id}\nevent: record\ndata: {}\n\n`]).response);
+      await expect(collect(client.streamEndpointEvents(ENDPOINT, TOKEN))).rejects.toThrow(/version id and a JSON record/);
+    }
 
     const second = setup((request) => eventStream(request, ['id: 1\nevent: record\ndata: not json\n\n']).response);
-    await expect(collect(second.client.streamEndpointEvents(ENDPOINT, TOKEN))).rejects.toThrow(/numeric id and a JSON record/);
+    await expect(collect(second.client.streamEndpointEvents(ENDPOINT, TOKEN))).rejects.toThrow(/version id and a JSON record/);
   });
 
   test('when the stream ends, then the client reconnects after the server-sent retry delay with Last-Event-ID of the last event', async () => {
     const { client, requests } = setup((request) => {
-      if (requests.length === 1) return eventStream(request, ['retry: 5\n\n', event(1), event(2)]).response;
+      if (requests.length === 1) return eventStream(request, ['retry: 5\n\n', event(1), event('2-9')]).response;
       return eventStream(request, ['retry: 5\n\n', event(3)], { open: true }).response;
     });
 
@@ -130,6 +147,7 @@ describe('streamEndpointEvents', () => {
     }
 
     expect(seen).toEqual([1, 2, 3]);
+    // The version alone resumes: the server reads only the version of an ID.
     expect(requests.map((r) => r.headers.get('last-event-id'))).toEqual([null, '2']);
   });
 

@@ -98,7 +98,7 @@ export function openAllChangesStream(o: AllChangesStreamOptions): void {
         if (ended) return false;
       }
     }
-    return last < batch.newest;
+    return !batch.current || last < batch.newest;
   };
 
   const pump = async () => {

@@ -5,6 +5,13 @@
 // behind the others (replaying) reads on its own until it catches up. What is kept is bounded: the
 // last RECENT_READS reads (each at most `batchSize` events and `replayBatchBytes` of records, one
 // larger record alone), so a stream a little behind is served from memory too.
+//
+// A read is as new as the change notices heard before it began, no newer. The changes it returned
+// stay true (positions once read are final), but its `newest` is out of date as soon as another
+// notice arrives: a stream that asks after that notice (woken by it, or opened after it) gets the
+// kept changes with `current: false` and reads again from where they end, and never joins a read
+// that began before the notice.
+import type { ChangeFeed } from '../store/changeFeed.ts';
 import type { ChangeEntry, EndpointStore } from '../store/port.ts';
 import type { TurnQueue } from './turns.ts';
 
@@ -21,6 +28,11 @@ export interface ChangeBatch {
   missed: boolean;
   /** The newest committed position when read: a stream whose last event is older reads again. */
   newest: number;
+  /**
+   * False when changes were notified after the read began (a kept read): `newest` may be out of date,
+   * so the stream reads again after these changes.
+   */
+  current: boolean;
 }
 
 /** Reads kept for the streams that follow a little behind. */
@@ -51,6 +63,14 @@ interface Kept {
   after: number;
   changes: FormattedChange[];
   newest: number;
+  /** The notices heard when the read began. */
+  notices: number;
+}
+
+interface Reading {
+  batch: Promise<ChangeBatch>;
+  /** The notices heard when the store read began; unset while it waits for its turn. */
+  began: { notices?: number };
 }
 
 export class ChangeReader {
@@ -58,36 +78,49 @@ export class ChangeReader {
   private readonly turns: TurnQueue;
   private readonly limits: { batchSize: number; replayBatchBytes: number };
   private readonly recent: Kept[] = [];
-  private readonly reading = new Map<number, Promise<ChangeBatch>>();
+  private readonly reading = new Map<number, Reading>();
+  /** Change notices heard so far (of any endpoint, or "look again"). */
+  private notices = 0;
   /** Reads of the store so far (for tests: streams at one position share one). */
   reads = 0;
 
-  constructor(store: EndpointStore, turns: TurnQueue, limits: { batchSize: number; replayBatchBytes: number }) {
+  /**
+   * Made before any stream of all changes subscribes to `feed`, so each notice is counted here before
+   * the streams it wakes ask for a read.
+   */
+  constructor(store: EndpointStore, feed: ChangeFeed, turns: TurnQueue, limits: { batchSize: number; replayBatchBytes: number }) {
     this.store = store;
     this.turns = turns;
     this.limits = limits;
+    feed.subscribeAll(() => this.notices++);
   }
 
   /** The changes after `after`: from a recent read that covers it, from a read under way, or a new read. */
   read(after: number): Promise<ChangeBatch> {
     for (const kept of this.recent) {
-      if (kept.after === after) return Promise.resolve({ changes: kept.changes, missed: false, newest: kept.newest });
+      if (kept.after === after) return this.fromKept(kept, kept.changes);
       const at = kept.changes.findIndex((c) => c.position === after);
-      if (at !== -1 && at < kept.changes.length - 1) {
-        return Promise.resolve({ changes: kept.changes.slice(at + 1), missed: false, newest: kept.newest });
-      }
+      if (at !== -1 && at < kept.changes.length - 1) return this.fromKept(kept, kept.changes.slice(at + 1));
     }
-    let pending = this.reading.get(after);
-    if (!pending) {
-      pending = this.fromStore(after).finally(() => this.reading.delete(after));
-      this.reading.set(after, pending);
-    }
-    return pending;
+    const pending = this.reading.get(after);
+    const notices = pending?.began.notices;
+    if (pending && (notices === undefined || notices === this.notices)) return pending.batch;
+    const began: Reading['began'] = {};
+    const batch = this.fromStore(after, began).finally(() => {
+      if (this.reading.get(after)?.batch === batch) this.reading.delete(after);
+    });
+    this.reading.set(after, { batch, began });
+    return batch;
   }
 
-  private async fromStore(after: number): Promise<ChangeBatch> {
+  private fromKept(kept: Kept, changes: readonly FormattedChange[]): Promise<ChangeBatch> {
+    return Promise.resolve({ changes, missed: false, newest: kept.newest, current: kept.notices === this.notices });
+  }
+
+  private async fromStore(after: number, began: Reading['began']): Promise<ChangeBatch> {
     const { batchSize, replayBatchBytes } = this.limits;
     const read = await this.turns.run(() => {
+      began.notices = this.notices;
       this.reads++;
       return this.store.changesSince(after, batchSize, replayBatchBytes);
     });
@@ -95,9 +128,10 @@ export class ChangeReader {
     // Positions once read are final (see the store's change log), so a read can serve later readers;
     // an empty one cannot (changes may commit after it).
     if (!read.missed && changes.length > 0) {
-      this.recent.push({ after, changes, newest: read.newest });
+      this.recent.push({ after, changes, newest: read.newest, notices: began.notices! });
       if (this.recent.length > RECENT_READS) this.recent.shift();
     }
-    return { changes, missed: read.missed, newest: read.newest };
+    // Everyone who shares this read asked before it began: it is as new as they need.
+    return { changes, missed: read.missed, newest: read.newest, current: true };
   }
 }

@@ -13,16 +13,24 @@ import type { EventStreams } from './streams.ts';
 export type EventType = 'record' | 'reset';
 
 /**
- * One event: `id`, `event`, `messageNumber` and `data` lines, then the empty line that ends it.
- * `messageNumber` (the pending message's number as of this version, `null` when idle) is a field of
- * its own rather than part of `data`, so `data` stays the bare record existing clients parse: SSE
- * clients ignore a field they do not know (an EventSource does), and ours reads it. The record is its JSON
- * text as JSON.stringify wrote it (as a string or as UTF-8 bytes), which escapes line breaks inside
- * strings: it always fits one data line. As bytes, so that what a stream has queued is counted in bytes
- * (see slowStreams.ts).
+ * An event's ID: the record's version, and while a message is pending `-` and its number
+ * (`12-5`). The ID is the one field beside `type` and `data` that an EventSource (and every SSE
+ * library) hands its caller, and `data` must stay the bare record, so the number travels here. Not
+ * `.`: a reader taking the ID for a number would get 12.5, a plausible wrong version; `12-5` is no
+ * number at all. A client resuming sends the ID back; only its version counts (resumePoint).
+ */
+export function eventId(version: number, messageNumber: number | null): string {
+  return messageNumber === null ? String(version) : `${version}-${messageNumber}`;
+}
+
+/**
+ * One event: `id`, `event` and `data` lines, then the empty line that ends it. The record is its
+ * JSON text as JSON.stringify wrote it (as a string or as UTF-8 bytes), which escapes line breaks
+ * inside strings: it always fits one data line. As bytes, so that what a stream has queued is
+ * counted in bytes (see slowStreams.ts).
  */
 export function formatEvent(version: number, type: EventType, recordJson: string | Uint8Array, messageNumber: number | null): Buffer {
-  const head = `id: ${version}\nevent: ${type}\nmessageNumber: ${messageNumber}\ndata: `;
+  const head = `id: ${eventId(version, messageNumber)}\nevent: ${type}\ndata: `;
   if (typeof recordJson === 'string') return Buffer.from(`${head}${recordJson}\n\n`);
   return Buffer.concat([Buffer.from(head), recordJson, EVENT_END]);
 }
@@ -53,25 +61,37 @@ const isLarge = (row: StoredEndpoint) => row.recordJson.length > LARGE_ROW_CHARS
 export const HEARTBEAT = ': heartbeat\n\n';
 
 /**
- * Where a stream starts: `fresh` (the current record first), `after` a version the client has, or
- * `unknown` (a Last-Event-ID that is no version at all: answered with a reset).
+ * Where a stream starts: `fresh` (the current record first), `after` a version (or position) the
+ * client has, or `unknown` (a Last-Event-ID this stream never issued: answered with a reset).
  */
 export type ResumePoint = { kind: 'fresh' } | { kind: 'after'; version: number } | { kind: 'unknown' };
 
-// Leading zeros are allowed, as the `last_event_id` query parameter's integer allows them: "04" is 4 either way.
-const VERSION = /^[0-9]{1,32}$/;
+// Leading zeros are allowed, as the query parameters allow them: "04" is 4 either way.
+/** An event ID of an endpoint's stream (eventId): the version, then the message number if any. */
+const EVENT_ID = /^([0-9]{1,32})(?:-[0-9]{1,32})?$/;
+/** An event ID of the stream of all changes: a position. */
+const POSITION = /^([0-9]{1,32})$/;
 
 /**
- * The `Last-Event-ID` header wins over the `last_event_id` query parameter: an EventSource that
- * reconnects by itself keeps its URL (with the old query value) and sends its newest ID as the header.
+ * Where an endpoint's stream resumes: after the version of the event ID in `Last-Event-ID` (or the
+ * `last_event_id` query parameter, of the same form). The header wins over the query parameter: an
+ * EventSource that reconnects by itself keeps its URL (with the old query value) and sends its
+ * newest ID as the header.
  */
-export function resumePoint(header: string | string[] | undefined, query: number | undefined): ResumePoint {
-  const value = Array.isArray(header) ? header.join(',') : header?.trim();
-  if (value) {
-    const version = VERSION.test(value) ? Number(value) : Number.NaN;
-    return Number.isSafeInteger(version) ? { kind: 'after', version } : { kind: 'unknown' };
-  }
-  return query === undefined ? { kind: 'fresh' } : { kind: 'after', version: query };
+export function resumePoint(header: string | string[] | undefined, query: string | undefined): ResumePoint {
+  return resumeFrom(EVENT_ID, header, query);
+}
+
+/** Where a stream of all changes resumes: after the position in `Last-Event-ID` (or `last_event_id`), as resumePoint. */
+export function resumeAtPosition(header: string | string[] | undefined, query: number | undefined): ResumePoint {
+  return resumeFrom(POSITION, header, query === undefined ? undefined : String(query));
+}
+
+function resumeFrom(ids: RegExp, header: string | string[] | undefined, query: string | undefined): ResumePoint {
+  const value = (Array.isArray(header) ? header.join(',') : header?.trim()) || query;
+  if (!value) return { kind: 'fresh' };
+  const version = Number(ids.exec(value)?.[1]);
+  return Number.isSafeInteger(version) ? { kind: 'after', version } : { kind: 'unknown' };
 }
 
 export interface EventStreamOptions {

@@ -74,7 +74,7 @@ export class EventStreams {
 
   /** The reads of the change log shared by this instance's streams of all changes (changeReader.ts). */
   allChanges(store: EndpointStore): ChangeReader {
-    return (this.changeReader ??= new ChangeReader(store, this.turns, this.settings));
+    return (this.changeReader ??= new ChangeReader(store, this.feed, this.turns, this.settings));
   }
 
   /** True once shutdown began: new streams end at once (their clients reconnect elsewhere). */

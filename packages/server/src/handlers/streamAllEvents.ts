@@ -4,7 +4,7 @@ import { type Handler, queryOf } from '../http/operations.ts';
 import { authenticateBot, presentsAdminToken } from '../http/authenticate.ts';
 import { HttpProblem, KEY_OR_ADMIN_UNAUTHORIZED_DETAIL } from '../http/problem.ts';
 import { openAllChangesStream } from '../events/allChangesSession.ts';
-import { resumePoint } from '../events/session.ts';
+import { resumeAtPosition } from '../events/session.ts';
 
 /** When a credential has all the streams it may: a client that reconnects in a loop waits this long. */
 const STREAM_RETRY_AFTER_SECONDS = 10;
@@ -60,7 +60,7 @@ export const streamAllEvents =
       key: access.key,
       bot: access.bot,
       stillAllowed: access.stillAllowed,
-      resume: resumePoint(req.headers['last-event-id'], last_event_id),
+      resume: resumeAtPosition(req.headers['last-event-id'], last_event_id),
       req,
       res,
       logger,

@@ -18,14 +18,7 @@ import { inOneLayer } from './pipeline.ts';
 import { readAhead } from './readAhead.ts';
 import { type CompletionObserver, requestLog } from './requestLog.ts';
 import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
-import {
-  booleanQueryNames,
-  parseQueryOnce,
-  pathTemplatesOf,
-  queryParser,
-  queryParametersOfType,
-  requestHygiene,
-} from './requestHygiene.ts';
+import { parseQueryOnce, pathTemplatesOf, queryParser, queryNamesOfType, requestHygiene } from './requestHygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem, isAdminPath } from './problem.ts';
 
@@ -145,7 +138,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.trustProxy);
   // No ETag: records change constantly and bots do not revalidate; hashing every body cost CPU.
   app.set('etag', false);
-  const booleans = booleanQueryNames(bundledSpecPath);
+  const booleans = queryNamesOfType(bundledSpecPath, 'boolean');
   app.set('query parser', queryParser(booleans.everywhere));
   parseQueryOnce(app);
   const queryNames = queryNameCheck(bundledSpecPath);
@@ -156,7 +149,7 @@ export function createApp(deps: AppDeps): Express {
       securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra),
       ...(deps.corsOrigins.length > 0 ? [corsPolicy(deps)] : []), // nothing at all when CORS is off
       adminJsonBodies(),
-      requestHygiene(queryParametersOfType(bundledSpecPath, 'integer'), booleans.onPaths, pathTemplatesOf(bundledSpecPath)),
+      requestHygiene(queryNamesOfType(bundledSpecPath, 'integer'), booleans.onPaths, pathTemplatesOf(bundledSpecPath)),
       answerHeadAsGet,
       ...validatorWithCredentialPresence(deps.validateResponses),
       queryNames.middleware,

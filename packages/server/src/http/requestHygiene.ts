@@ -33,19 +33,14 @@ function queryParametersOf(specPath: string): { path: string; name: string; type
   });
 }
 
-/** Names of the query parameters of one schema type anywhere in the spec (read once at start-up). */
-export function queryParametersOfType(specPath: string, type: 'integer' | 'boolean'): Set<string> {
-  return new Set(
-    queryParametersOf(specPath)
-      .filter((p) => p.type === type)
-      .map((p) => p.name),
-  );
-}
-
-/** Boolean query parameters: names that are booleans wherever declared, and names that are only on some paths. */
-export interface BooleanQueryNames {
+/** Query parameters of one schema type: names of that type wherever declared, and names of it only on some paths. */
+export interface QueryNames {
   everywhere: Set<string>;
-  /** A name that is text elsewhere (`log_chat_a`: a log channel ID for updateEndpoint, a flag for removeFromEndpoint). */
+  /**
+   * A name that is of another type elsewhere (`log_chat_a`: a log channel ID for updateEndpoint, a
+   * flag for removeFromEndpoint; `last_event_id`: a position for streamAllEvents, an event ID of
+   * text for streamEndpointEvents).
+   */
   onPaths: { path: RegExp; names: Set<string> }[];
 }
 
@@ -59,13 +54,14 @@ const pathPattern = (template: string) =>
     'i',
   );
 
-export function booleanQueryNames(specPath: string): BooleanQueryNames {
+/** The query parameters of `type` in the spec (read once at start-up). */
+export function queryNamesOfType(specPath: string, type: 'integer' | 'boolean'): QueryNames {
   const declared = queryParametersOf(specPath);
-  const elsewhere = new Set(declared.filter((p) => p.type !== 'boolean').map((p) => p.name));
-  const everywhere = new Set(declared.filter((p) => p.type === 'boolean' && !elsewhere.has(p.name)).map((p) => p.name));
+  const elsewhere = new Set(declared.filter((p) => p.type !== type).map((p) => p.name));
+  const everywhere = new Set(declared.filter((p) => p.type === type && !elsewhere.has(p.name)).map((p) => p.name));
   const byPath = new Map<string, Set<string>>();
   for (const p of declared) {
-    if (p.type !== 'boolean' || !elsewhere.has(p.name)) continue;
+    if (p.type !== type || !elsewhere.has(p.name)) continue;
     if (!byPath.has(p.path)) byPath.set(p.path, new Set());
     byPath.get(p.path)!.add(p.name);
   }
@@ -145,10 +141,12 @@ export function undecodablePathParameter(templates: string[], path: string): str
 }
 
 export function requestHygiene(
-  integerParameters: Set<string>,
-  booleansOnPaths: BooleanQueryNames['onPaths'] = [],
+  integers: QueryNames,
+  booleansOnPaths: QueryNames['onPaths'] = [],
   pathTemplates: string[] = [],
 ): RequestHandler {
+  const isInteger = (key: string, path: string) =>
+    integers.everywhere.has(key) || integers.onPaths.some((p) => p.names.has(key) && p.path.test(path));
   return (req, _res, next) => {
     // The booleans the query parser leaves as sent (their names are text on other paths), in any letter case here too.
     for (const { path, names } of booleansOnPaths) {
@@ -172,8 +170,8 @@ export function requestHygiene(
       if (named.has(key)) continue;
       if (/[[\]]/.test(key)) issues.push({ parameter: key, in: 'query', message: 'unknown parameter (bracket notation is not supported)' });
       else if (
-        integerParameters.has(key) &&
         typeof value === 'string' &&
+        isInteger(key, req.path) &&
         !(DECIMAL_INTEGER.test(value) && Number.isSafeInteger(Number(value)))
       ) {
         issues.push({ parameter: key, in: 'query', message: 'must be a decimal integer' });

@@ -10,7 +10,7 @@ import express, { type Response } from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
-import { formatEvent, openEventStream, type ResumePoint, resumePoint } from '../../src/events/session.ts';
+import { formatEvent, openEventStream, type ResumePoint, resumeAtPosition, resumePoint } from '../../src/events/session.ts';
 import { type EventStreamSettings, EventStreams } from '../../src/events/streams.ts';
 import { createLogger } from '../../src/logger.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
@@ -25,24 +25,42 @@ describe('resumePoint', () => {
 
   it('when the header is a version, then it wins over the query', () => {
     expect(resumePoint('41', undefined)).toEqual({ kind: 'after', version: 41 });
-    expect(resumePoint('0', 7)).toEqual({ kind: 'after', version: 0 });
-    expect(resumePoint(undefined, 7)).toEqual({ kind: 'after', version: 7 });
+    expect(resumePoint('0', '7')).toEqual({ kind: 'after', version: 0 });
+    expect(resumePoint(undefined, '7')).toEqual({ kind: 'after', version: 7 });
+  });
+
+  it('when the ID carries a message number, then the stream resumes after its version, the number aside', () => {
+    expect(resumePoint('41-7', undefined)).toEqual({ kind: 'after', version: 41 });
+    expect(resumePoint(undefined, '41-7')).toEqual({ kind: 'after', version: 41 });
+    expect(resumePoint('5-2', '41-7')).toEqual({ kind: 'after', version: 5 });
   });
 
   it('when the header has leading zeros, then it is the same version as the query parameter would be', () => {
     expect(resumePoint('04', undefined)).toEqual({ kind: 'after', version: 4 });
-    expect(resumePoint('000', 9)).toEqual({ kind: 'after', version: 0 });
+    expect(resumePoint('000', '9')).toEqual({ kind: 'after', version: 0 });
   });
 
-  it.each(['abc', '-1', '1.5', '+1', ' 1 2', '1e3', '99999999999999999', '1,2'])(
-    'when the header is %j, then it is no version: reset',
+  it.each(['abc', '-1', '1.5', '+1', ' 1 2', '1e3', '99999999999999999', '1,2', '1-', '1-2-3', '-', '1--2', '1-x'])(
+    'when the header is %j, then it is no event ID of the stream: reset',
     (header) => {
-      expect(resumePoint(header, 3)).toEqual({ kind: 'unknown' });
+      expect(resumePoint(header, '3')).toEqual({ kind: 'unknown' });
     },
   );
 
   it('when the header was sent twice, then it is no version', () => {
     expect(resumePoint(['1', '2'], undefined)).toEqual({ kind: 'unknown' });
+  });
+});
+
+describe('resumeAtPosition', () => {
+  it('when the header or query is a position, then the stream of all changes resumes after it, the header first', () => {
+    expect(resumeAtPosition(undefined, undefined)).toEqual({ kind: 'fresh' });
+    expect(resumeAtPosition('1041', 7)).toEqual({ kind: 'after', version: 1041 });
+    expect(resumeAtPosition(undefined, 0)).toEqual({ kind: 'after', version: 0 });
+  });
+
+  it("when the header is an endpoint stream's ID with a message number, then it is no position: reset", () => {
+    expect(resumeAtPosition('41-7', undefined)).toEqual({ kind: 'unknown' });
   });
 });
 
@@ -53,7 +71,12 @@ describe('formatEvent', () => {
     const lines = formatEvent(3, 'record', JSON.stringify(record), 7)
       .toString()
       .split(/\r\n|\r|\n/);
-    expect(lines).toEqual(['id: 3', 'event: record', 'messageNumber: 7', `data: ${JSON.stringify(record)}`, '', '']);
+    expect(lines).toEqual(['id: 3-7', 'event: record', `data: ${JSON.stringify(record)}`, '', '']);
+  });
+
+  it('when no message is pending, then the ID is the version alone', () => {
+    const record = JSON.stringify(initialRecord());
+    expect(formatEvent(3, 'reset', Buffer.from(record), null).toString()).toBe(`id: 3\nevent: reset\ndata: ${record}\n\n`);
   });
 });
 

@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EndpointRecord } from '../../src/domain/record.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
@@ -20,9 +21,11 @@ const h = useServer({ events: { heartbeatMs: HEARTBEAT_MS } });
 /** One block of the stream: an event, a comment or a retry field, as sent. */
 interface Block {
   text: string;
+  /** The version in the event's ID. */
   id?: number;
   event?: string;
   record?: EndpointRecord;
+  /** The message number in the event's ID (`<version>-<message number>`), null when it has none. */
   messageNumber?: number | null;
   comment?: string;
   retry?: number;
@@ -35,10 +38,12 @@ function parseBlock(text: string): Block {
     const field = line.slice(0, at);
     const value = line.slice(at + 1).replace(/^ /, '');
     if (field === '') block.comment = value;
-    else if (field === 'id') block.id = Number(value);
-    else if (field === 'event') block.event = value;
+    else if (field === 'id') {
+      const [version, number] = value.split('-');
+      block.id = Number(version);
+      block.messageNumber = number === undefined ? null : Number(number);
+    } else if (field === 'event') block.event = value;
     else if (field === 'data') block.record = JSON.parse(value) as EndpointRecord;
-    else if (field === 'messageNumber') block.messageNumber = JSON.parse(value) as number | null;
     else if (field === 'retry') block.retry = Number(value);
     else throw new Error(`unexpected line ${JSON.stringify(line)}`);
   }
@@ -140,8 +145,8 @@ describe('streamEndpointEvents', () => {
     expect(await stream.next()).toEqual({ text: 'retry: 2000', retry: 2000 });
     const first = await stream.next();
     expect(first).toMatchObject({ id: 0, event: 'record', record: await h.client.getEndpoint(id, token) });
-    // Exactly four lines: id, event, the message number (none pending), and the record JSON on one line.
-    expect(first!.text.split('\n')).toEqual(['id: 0', 'event: record', 'messageNumber: null', `data: ${JSON.stringify(first!.record)}`]);
+    // Exactly three lines: id (the version; no message pending), event, and the record JSON on one line.
+    expect(first!.text.split('\n')).toEqual(['id: 0', 'event: record', `data: ${JSON.stringify(first!.record)}`]);
   });
 
   it('when updates and markRead commit, then one event per change, ids increasing by one, each the committed record', async () => {
@@ -165,8 +170,69 @@ describe('streamEndpointEvents', () => {
       events.push(event);
     }
     expect(committed[2]!.meta.trigger).toBe(false);
-    // Each event carries the message number as getEndpoint's header gives it: only while pending.
+    // Each event's ID carries the message number as getEndpoint's header gives it: only while pending.
     expect(events.map((e) => e!.messageNumber)).toEqual([null, 1, null]);
+    expect(events[1]!.text.split('\n')[0]).toBe('id: 2-1');
+  });
+
+  it('when a client resumes with an event ID that carries a message number (header or query), then it continues after that version', async () => {
+    const { id, token } = await h.endpoint('sse');
+    await h.client.updateEndpoint(id, token, { channel_chat_a: 'a-0', channel_chat_c: 'c-0000-chan' });
+    await h.client.updateEndpoint(id, token, { sender: 'chat_c', sender_channel: 'c-0000-chan', message_content: 'hi', trigger: true });
+    const next = await h.client.updateEndpoint(id, token, { blacklist: 'w' });
+    for (const [headers, query] of [
+      [{ 'Last-Event-ID': '2-1' }, ''],
+      [{}, '&last_event_id=2-1'],
+    ] as const) {
+      const stream = track(await open(id, token, headers, query));
+      expect(await stream.next()).toMatchObject({ id: 3, messageNumber: 1, event: 'record', record: next });
+      stream.close();
+    }
+  });
+
+  it('when the stream is read as an EventSource reads it, then the lastEventId of each event names the pending message, and markRead takes that number', async () => {
+    const { id, token } = await h.endpoint('sse');
+    await h.client.updateEndpoint(id, token, { channel_chat_a: 'a-0', channel_chat_c: 'c-0000-chan' });
+    const controller = new AbortController();
+    const response = await fetch(streamUrl(h.server, id, token), { headers: { accept: 'text/event-stream' }, signal: controller.signal });
+    // What an EventSource hands its listeners: the event's type, data and lastEventId, nothing else.
+    const received: { type: string; data: string; lastEventId: string }[] = [];
+    const dropped: string[] = [];
+    let lastEventId = '';
+    const parser = createParser({
+      onEvent: ({ id: eventId, event, data }) => {
+        if (eventId !== undefined) lastEventId = eventId;
+        received.push({ type: event ?? 'message', data, lastEventId });
+      },
+      onError: (error) => dropped.push(error.message),
+    });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const until = async (count: number) => {
+      while (received.length < count) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error('the stream ended');
+        parser.feed(value);
+      }
+    };
+    await until(1);
+    const pending = await h.client.updateEndpoint(id, token, {
+      sender: 'chat_c',
+      sender_channel: 'c-0000-chan',
+      message_content: 'hello',
+      trigger: true,
+    });
+    await until(2);
+    controller.abort();
+
+    const [, message] = received;
+    expect(message!.type).toBe('record');
+    expect(JSON.parse(message!.data)).toEqual(pending);
+    const number = Number(message!.lastEventId.split('-')[1]);
+    const read = await raw(`${h.server.url}/${id}?token=${token}`);
+    expect(number).toBe(Number(read.headers.get('chatbridge-message-number')));
+    expect(dropped).toEqual([]); // no field an EventSource would ignore
+    const after = await h.client.markRead(id, token, 'chat_a', { messageNumber: number });
+    expect(after.meta.trigger).toBe(false);
   });
 
   it('when the stream is asked with HEAD, then its headers are answered and the connection ends', async () => {
@@ -236,11 +302,13 @@ describe('streamEndpointEvents', () => {
     }
   });
 
-  it('when last_event_id is not a version or a parameter is unknown, then 400 naming it', async () => {
+  it('when last_event_id is not an event ID or a parameter is unknown, then 400 naming it', async () => {
     const { id, token } = await h.endpoint('sse');
     for (const [query, parameter] of [
       ['&last_event_id=abc', 'last_event_id'],
       ['&last_event_id=-1', 'last_event_id'],
+      ['&last_event_id=1.5', 'last_event_id'],
+      ['&last_event_id=1-', 'last_event_id'],
       ['&lastEventId=3', 'lastEventId'],
     ]) {
       const r = await raw(streamUrl(h.server, id, token, query));
