@@ -101,7 +101,7 @@ describe('the deployable folder', () => {
   });
 
   it.runIf(AS_ROOT)(
-    'when started by root as nobody (an unprivileged user, not the owner of its files), then it runs as nobody and serves',
+    'when started by root as nobody (an unprivileged user, not the owner of its files; skipped unless the tests run as root, which switching user needs), then it runs as nobody and serves',
     async () => {
       const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${server!.pid}/status`, 'utf8'))?.[1];
       expect(Number(uid)).toBe(NOBODY!.uid);

@@ -13,8 +13,9 @@ export function requiredNodeRange(): string {
   return range;
 }
 
-const parts = (version: string) =>
-  (/^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(version.trim()) ?? []).slice(1, 4).map((n) => Number(n ?? 0)) as number[];
+/** [major, minor, patch] of `v24.1.0`, `24.1` or `24`; [] when it is no version. */
+const parts = (version: string): number[] =>
+  (/^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(version.trim()) ?? []).slice(1, 4).map((n) => Number(n ?? 0));
 
 /**
  * Why Node `current` (as process.version writes it) cannot run chatbridge, as one line, or undefined
@@ -23,19 +24,15 @@ const parts = (version: string) =>
 export function nodeVersionProblem(current: string, range: string): string | undefined {
   const bound = /^>=\s*(\d+(?:\.\d+){0,2})$/.exec(range.trim());
   if (!bound) throw new Error(`engines.node must be ">=X.Y.Z", not ${JSON.stringify(range)}`);
-  const want = parts(bound[1]!);
+  const [wantMajor = 0, wantMinor = 0, wantPatch = 0] = parts(bound[1]!);
   const have = parts(current);
   if (have.length === 3) {
-    for (let i = 0; i < 3; i++) {
-      if (have[i]! > want[i]!) return undefined;
-      if (have[i]! < want[i]!) break;
-      if (i === 2) return undefined;
-    }
+    const [major = 0, minor = 0, patch = 0] = have;
+    if ((major - wantMajor || minor - wantMinor || patch - wantPatch) >= 0) return undefined;
   }
-  const major = want[0]!;
   return (
     `chatbridge needs Node.js ${bound[1]} or later (engines: ${range}); this is Node.js ${current}. ` +
-    `Install Node.js ${major} (https://nodejs.org/en/download, or: nvm install ${major}) and run it with that node; ` +
+    `Install Node.js ${wantMajor} (https://nodejs.org/en/download, or: nvm install ${wantMajor}) and run it with that node; ` +
     'in a checkout, pnpm start and pnpm chatbridge use the Node.js the project pins.'
   );
 }
