@@ -1,6 +1,7 @@
 import { platformRefusal, platformToMark } from '../domain/actingPlatform.ts';
 import { decideMarkRead, type MarkReadResult } from '../domain/lifecycle.ts';
-import { authenticate, presentsBotKey } from '../http/authenticate.ts';
+import { type Actor, actingPlatform, authenticate, presentsBotKey } from '../http/authenticate.ts';
+import { viewFor } from '../http/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { setMessageNumber } from '../http/messageNumber.ts';
 import { type Handler, pathParam, queryOf, reply } from '../http/operations.ts';
@@ -9,10 +10,11 @@ import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.t
 type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string };
 
 export const markRead =
-  ({ store, bots }: AppDeps): Handler =>
+  ({ store, bots, adminTokenHash }: AppDeps): Handler =>
   async (req, res) => {
     const { platform: named, message_number: number } = queryOf(req, 'markRead');
-    // A token's holder acts for no platform in particular, so it must name one (a bot key's is its own).
+    // A token's holder acts for no platform in particular, so it must name one (a bot key's is its own;
+    // the admin token, also a bearer, is told to name one once it is known to be that).
     if (named === undefined && !presentsBotKey(req)) {
       throw invalid([
         {
@@ -22,20 +24,26 @@ export const markRead =
         },
       ]);
     }
-    const result = await store.update<MarkReadResult | Refused>(pathParam(req, 'endpoint'), (current) => {
-      const actor = authenticate(req, current, bots);
+    let actor: Actor | undefined;
+    const result = await store.update<MarkReadResult | Refused | { kind: 'no platform' }>(pathParam(req, 'endpoint'), (current) => {
+      actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
-      const acting = actor.kind === 'bot' ? actor.platform : undefined;
+      const acting = actingPlatform(actor);
       const refusal = platformRefusal(acting, named, 'platform');
       if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
-      return decideMarkRead(current, platformToMark(acting, named)!, number);
+      const platform = platformToMark(acting, named);
+      if (platform === undefined) return { result: { kind: 'no platform' } };
+      return decideMarkRead(current, platform, number);
     });
-    if (result.kind === 'unauthorized') throw unauthorized();
+    if (result.kind === 'unauthorized' || !actor) throw unauthorized();
+    if (result.kind === 'no platform') {
+      throw invalid([{ parameter: 'platform', in: 'query', message: 'is required when authenticating with the admin token' }]);
+    }
     if (result.kind === 'forbidden') throw forbidden(result.detail);
     if (result.kind === 'not pending') {
       const now = result.pending === undefined ? 'no message is' : `message ${result.pending} is`;
       throw new HttpProblem(409, `Message ${number} is no longer pending (${now}); nothing was marked.`);
     }
     setMessageNumber(res, result.row.state);
-    reply(res, 'markRead', 200, result.row.record);
+    reply(res, 'markRead', 200, viewFor(actor, result.row.record, '').record);
   };
