@@ -1877,6 +1877,8 @@ export interface components {
         /**
          * @description The channel ID to look up, compared exactly. 1 to 150 characters: the widest of the `channel_*`
          *     bounds of `updateEndpoint`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, as in every other text parameter.
          * @example channel-b-1
          */
         lookup_channel: string;
@@ -1958,7 +1960,7 @@ export interface components {
          */
         "RateLimit-Reset": number;
         /**
-         * @description The request's id, as it appears in the server's log line for it. Taken from the request's own `X-Request-Id` when that is 1 to 128 characters of `A-Z a-z 0-9 . _ : -` and cannot hold a token; otherwise generated (a UUID).
+         * @description The request's id, as it appears in the server's log line for it. Taken from the request's own `X-Request-Id` only when that looks like an id: 1 to 64 characters of `A-Z a-z 0-9 . _ -`, with nothing of a credential's shape in it (no `cbt_` or `cbk_`, no run of 40 token characters, not the admin token); anything else is replaced by a generated id (a UUID) and neither logged nor echoed.
          * @example 59366ac0-f14f-4ac1-958f-59f22029be03
          */
         "X-Request-Id": string;
@@ -2506,6 +2508,8 @@ export interface operations {
                 /**
                  * @description The channel ID to look up, compared exactly. 1 to 150 characters: the widest of the `channel_*`
                  *     bounds of `updateEndpoint`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, as in every other text parameter.
                  * @example channel-b-1
                  */
                 channel: components["parameters"]["lookup_channel"];

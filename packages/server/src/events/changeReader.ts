@@ -69,6 +69,19 @@ export class ChangeReader {
   private readonly reading = new Map<number, Promise<ChangeBatch>>();
   /** Reads of the store so far (for tests: streams at one position share one). */
   reads = 0;
+  /**
+   * Whether a change was committed since the last read of the store began. A kept read says how far
+   * the log reached when it was made; once a change has committed since, a stream that reaches the
+   * end of a kept read must ask the store again, or (with nothing else waking it) it would wait at
+   * that position for the next change of any endpoint.
+   */
+  private changedSinceRead = true;
+  private newestRead = 0;
+
+  /** A change was committed (the change feed said so): kept reads no longer tell where the log ends. */
+  noteChange(): void {
+    this.changedSinceRead = true;
+  }
 
   constructor(store: EndpointStore, turns: TurnQueue, limits: { batchSize: number; replayBatchBytes: number }) {
     this.store = store;
@@ -78,11 +91,13 @@ export class ChangeReader {
 
   /** The changes after `after`: from a recent read that covers it, from a read under way, or a new read. */
   read(after: number): Promise<ChangeBatch> {
+    // Past a kept read's end lies at least what the newest read saw, and, after a change, an unknown more.
+    const newest = (kept: Kept) => (this.changedSinceRead ? Number.MAX_SAFE_INTEGER : Math.max(kept.newest, this.newestRead));
     for (const kept of this.recent) {
-      if (kept.after === after) return Promise.resolve({ changes: kept.changes, missed: false, newest: kept.newest });
+      if (kept.after === after) return Promise.resolve({ changes: kept.changes, missed: false, newest: newest(kept) });
       const at = kept.changes.findIndex((c) => c.position === after);
       if (at !== -1 && at < kept.changes.length - 1) {
-        return Promise.resolve({ changes: kept.changes.slice(at + 1), missed: false, newest: kept.newest });
+        return Promise.resolve({ changes: kept.changes.slice(at + 1), missed: false, newest: newest(kept) });
       }
     }
     let pending = this.reading.get(after);
@@ -97,8 +112,10 @@ export class ChangeReader {
     const { batchSize, replayBatchBytes } = this.limits;
     const read = await this.turns.run(() => {
       this.reads++;
+      this.changedSinceRead = false; // this read sees every change committed before it
       return this.store.changesSince(after, batchSize, replayBatchBytes);
     });
+    this.newestRead = Math.max(this.newestRead, read.newest);
     const changes = read.entries.map(formatChange);
     // Positions once read are final (see the store's change log), so a read can serve later readers;
     // an empty one cannot (changes may commit after it).

@@ -84,7 +84,12 @@ export class EventStreams {
 
   /** The reads of the change log shared by this instance's streams of all changes (changeReader.ts). */
   allChanges(store: EndpointStore): ChangeReader {
-    return (this.changeReader ??= new ChangeReader(store, this.turns, this.settings));
+    if (!this.changeReader) {
+      const reader = new ChangeReader(store, this.turns, this.settings);
+      this.feed.subscribeAll(() => reader.noteChange()); // for as long as the feed is open
+      this.changeReader = reader;
+    }
+    return this.changeReader;
   }
 
   /** True once shutdown began: new streams end at once (their clients reconnect elsewhere). */

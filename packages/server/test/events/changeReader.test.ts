@@ -48,4 +48,19 @@ describe('ChangeReader', () => {
     await reader.read(second!.position + 1);
     expect(reader.reads).toBe(2);
   });
+
+  it('when a change commits after a read was kept, then a stream replaying through that read is told to read on past its end', async () => {
+    const reader = await withChanges(2);
+    const first = await reader.read(0);
+    expect(first.newest).toBe(2);
+    // Quiet afterwards: the kept read still ends where the log ends.
+    expect((await reader.read(0)).newest).toBe(2);
+    await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+    reader.noteChange(); // what the change feed tells it
+    const replay = await reader.read(0);
+    expect(replay.changes).toBe(first.changes);
+    expect(replay.newest).toBeGreaterThan(2);
+    const rest = await reader.read(2);
+    expect(rest.changes.map((c) => c.position)).toEqual([3]);
+  });
 });
