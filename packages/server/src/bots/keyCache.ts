@@ -6,8 +6,9 @@
 // that age. A bounded age is used rather than change notifications: one small read every few seconds
 // while bots are active, and no new kind of notification for every instance's feed to carry.
 // A read that finds a bot's key changed or the bot gone tells `onRevoked`, so the streams opened with
-// that key end here too; while such streams are open the table is read every BOT_KEYS_MAX_AGE_MS even
-// without requests (watchRevocations), so they end within that bound on every instance.
+// that key end here too; while such streams are open the table is read again as soon as its copy
+// reaches BOT_KEYS_MAX_AGE_MS even without requests (watchRevocations), so they end within that bound
+// (plus a tenth of it, and the read) on every instance.
 import type { Platform } from '../domain/record.ts';
 import type { EndpointStore, StoredBot } from '../store/port.ts';
 
@@ -49,9 +50,11 @@ export class BotKeyCache {
    * stops it.
    */
   watchRevocations(active: () => boolean): () => void {
+    // Checked ten times per max age (a clock read while the copy is fresh), so a copy is read again
+    // at most a tenth of the age after it expired.
     const timer = setInterval(() => {
       if (active()) this.fresh()?.catch(() => {}); // a failed read is retried at the next tick
-    }, this.maxAgeMs);
+    }, this.maxAgeMs / 10);
     timer.unref();
     return () => clearInterval(timer);
   }

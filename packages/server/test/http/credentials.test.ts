@@ -5,6 +5,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatbridgeClient } from '@chatbridge/client';
+import { BOT_KEYS_MAX_AGE_MS } from '../../src/bots/keyCache.ts';
 import { REDACTED_WEBHOOK } from '../../src/domain/redaction.ts';
 import { createLogger } from '../../src/logger.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -419,6 +420,72 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
 credentialsSuite('SQLite', async () => ({ rateLimitBackend: { kind: 'memory' } }));
 
 describe.runIf(!!DATABASE_URL)('PostgreSQL', () => {
+  describe('Credentials: revocation on every instance (PostgreSQL, two instances)', () => {
+    let db: ScratchDatabase;
+    let a: TestServer;
+    let b: TestServer;
+    beforeAll(async () => {
+      db = await createScratchDatabase(DATABASE_URL!);
+      const open = () => openStore({ kind: 'postgres', databaseUrl: db.url, poolSize: 4 });
+      // Heartbeats far apart: a stream that ends, ends because the revocation reached its instance.
+      a = await startTestServer({ store: await open(), events: { heartbeatMs: 600_000 } });
+      b = await startTestServer({ store: await open(), events: { heartbeatMs: 600_000 } });
+    });
+    afterAll(async () => {
+      await Promise.all([a?.close(), b?.close()]);
+      await db?.drop();
+    });
+
+    /** Resolves with how long `stream` took to end (ms); rejects if it is still open after `withinMs`. */
+    async function endsWithin(stream: SseReader, withinMs: number): Promise<number> {
+      const started = Date.now();
+      for (;;) {
+        const left = withinMs - (Date.now() - started);
+        if (left <= 0) throw new Error(`still open after ${withinMs} ms`);
+        const block = await stream.next(left).catch(() => null);
+        if (block === undefined) return Date.now() - started;
+        if (block === null) throw new Error(`still open after ${withinMs} ms`);
+      }
+    }
+
+    it('finding 5: when a bot key is rotated through instance A, then its streams on instance B end within the key copy age, with no change to wake them', async () => {
+      const admin = createChatbridgeClient({ baseUrl: a.url, adminToken: a.adminToken });
+      const token = await a.provision('revoked-key');
+      await fetch(`${a.url}/update/revoked-key?token=${token}&channel_chat_b=22222`, { method: 'POST' });
+      const { id, key } = await admin.createBot('rotated-on-a', 'chat_b');
+      const auth = { authorization: `Bearer ${key}` };
+      const one = await openSse(`${b.url}/events/revoked-key`, auth);
+      const all = await openSse(`${b.url}/events`, auth);
+      try {
+        expect([one.response.status, all.response.status]).toEqual([200, 200]);
+        await one.next(); // retry:
+        await all.next();
+        await admin.rotateBotKey(id);
+        // The copy on B is at most the max age old, read again within a tenth of it; a second of slack for the read.
+        const bound = BOT_KEYS_MAX_AGE_MS * 1.1 + 1000;
+        const [tookOne, tookAll] = await Promise.all([endsWithin(one, bound), endsWithin(all, bound)]);
+        expect(Math.max(tookOne, tookAll)).toBeLessThan(bound);
+      } finally {
+        one.close();
+        all.close();
+      }
+    });
+
+    it("finding 5: when an endpoint's token is rotated through instance A, then the stream its old token opened on B ends", async () => {
+      const admin = createChatbridgeClient({ baseUrl: a.url, adminToken: a.adminToken });
+      const token = await a.provision('revoked-token');
+      const stream = await openSse(`${b.url}/events/revoked-token?token=${token}`);
+      try {
+        expect(stream.response.status).toBe(200);
+        await stream.next();
+        await admin.rotateEndpointToken('revoked-token');
+        await endsWithin(stream, 5000);
+      } finally {
+        stream.close();
+      }
+    });
+  });
+
   credentialsSuite('PostgreSQL', async () => {
     const db = await createScratchDatabase(DATABASE_URL!);
     return {
