@@ -97,13 +97,21 @@ export function updateRefusals(record: EndpointRecord, acting: Platform, params:
     else if (parameter === 'blacklist' || parameter === 'allowed_ids' || parameter === 'selfuse' || parameter === 'beta') {
       issues.push(queryIssue(parameter, TOKEN_ONLY));
     } else if (parameter === 'trigger' && value === false) {
-      if (othersPending) issues.push(queryIssue(parameter, `false would end the pending message of ${pendingFrom ?? 'no platform'}: only its sender's bot or the endpoint token ends it`));
+      if (othersPending)
+        issues.push(
+          queryIssue(
+            parameter,
+            `false would end the pending message of ${pendingFrom ?? 'no platform'}: only its sender's bot or the endpoint token ends it`,
+          ),
+        );
     } else if ((MESSAGE_PARAMETERS as readonly string[]).includes(parameter) || parameter === 'trigger') {
       if (params.sender !== acting) {
         if (parameter !== 'sender') issues.push(queryIssue(parameter, `is part of a message: send sender=${acting} with it`));
         // `sender` naming another platform is refused by the acting-platform rule (actingPlatform.ts).
       } else if (othersPending && params.trigger !== true) {
-        issues.push(queryIssue(parameter, `${pendingFrom ?? 'another platform'}'s message is pending: only trigger=true starts one of ${acting}'s`));
+        issues.push(
+          queryIssue(parameter, `${pendingFrom ?? 'another platform'}'s message is pending: only trigger=true starts one of ${acting}'s`),
+        );
       }
     }
   }
@@ -124,7 +132,9 @@ export function removalRefusals(record: EndpointRecord, acting: Platform, params
         (p) => p !== acting && (record.config.channels[p][i] !== undefined || record.config.webhooks[p][i] !== undefined),
       );
       if (held.length > 0) {
-        issues.push(queryIssue(parameter, `position ${i} holds ${held.join(' and ')}'s channel or webhook: removing it takes the endpoint token`));
+        issues.push(
+          queryIssue(parameter, `position ${i} holds ${held.join(' and ')}'s channel or webhook: removing it takes the endpoint token`),
+        );
       }
     }
   }

@@ -20,7 +20,8 @@ export const removeFromEndpoint =
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
       const acting = actingPlatform(actor);
       const issues = acting === undefined ? [] : removalRefusals(current.record, acting, params);
-      if (acting !== undefined && issues.length > 0) return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
+      if (acting !== undefined && issues.length > 0)
+        return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
       return decideRemoval(current, params);
     });
     if (result.kind === 'unauthorized' || !actor) throw unauthorized();

@@ -26,7 +26,8 @@ export const updateEndpoint =
       const refusal = platformRefusal(acting, params.sender, 'sender');
       if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
       const issues = acting === undefined ? [] : updateRefusals(current.record, acting, params);
-      if (acting !== undefined && issues.length > 0) return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
+      if (acting !== undefined && issues.length > 0)
+        return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
       return decideUpdate(current, params, context);
     });
     if (result.kind === 'unauthorized' || !actor) throw unauthorized();

@@ -56,7 +56,10 @@ export function requestLog(
   return (req, res, next) => {
     const given = req.headers['x-request-id'];
     const id =
-      typeof given === 'string' && REQUEST_ID.test(given) && !mayHoldToken(given) && !(adminTokenHash && tokenMatchesDigest(adminTokenHash, given))
+      typeof given === 'string' &&
+      REQUEST_ID.test(given) &&
+      !mayHoldToken(given) &&
+      !(adminTokenHash && tokenMatchesDigest(adminTokenHash, given))
         ? given
         : randomUUID();
     req.id = id;

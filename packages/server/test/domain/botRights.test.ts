@@ -44,12 +44,16 @@ describe('update rights of a chat_a key', () => {
   });
 
   it("when it sends another platform's channel, log or webhook, then each is refused by name", () => {
-    expect(named(updateRefusals(bridged(), 'chat_a', { channel_chat_b: 'b1', log_chat_c: 'l', webhook_chat_b: 'https://b.example/1', webhook_chat_d: 'x' }))).toEqual([
-      'channel_chat_b',
-      'log_chat_c',
-      'webhook_chat_b',
-      'webhook_chat_d',
-    ]);
+    expect(
+      named(
+        updateRefusals(bridged(), 'chat_a', {
+          channel_chat_b: 'b1',
+          log_chat_c: 'l',
+          webhook_chat_b: 'https://b.example/1',
+          webhook_chat_d: 'x',
+        }),
+      ),
+    ).toEqual(['channel_chat_b', 'log_chat_c', 'webhook_chat_b', 'webhook_chat_d']);
   });
 
   it('when it sends a community-wide setting, then it is refused (the endpoint token changes those)', () => {
@@ -59,7 +63,9 @@ describe('update rights of a chat_a key', () => {
   });
 
   it('when it writes a message as its own platform, then nothing is refused; without sender, the message fields are', () => {
-    expect(updateRefusals(bridged(), 'chat_a', { sender: 'chat_a', message_content: 'hi', sender_channel: 'a0', trigger: true })).toEqual([]);
+    expect(updateRefusals(bridged(), 'chat_a', { sender: 'chat_a', message_content: 'hi', sender_channel: 'a0', trigger: true })).toEqual(
+      [],
+    );
     expect(named(updateRefusals(bridged(), 'chat_a', { message_content: 'hi', trigger: true }))).toEqual(['message_content', 'trigger']);
   });
 
@@ -107,6 +113,11 @@ describe('removal rights of a chat_a key', () => {
       'allowed_ids',
       'log_chat_b',
     ]);
-    expect(REMOVAL_RIGHTS).toEqual({ log_X: 'own platform', bridge: 'own platform', blacklist: 'endpoint token', allowed_ids: 'endpoint token' });
+    expect(REMOVAL_RIGHTS).toEqual({
+      log_X: 'own platform',
+      bridge: 'own platform',
+      blacklist: 'endpoint token',
+      allowed_ids: 'endpoint token',
+    });
   });
 });

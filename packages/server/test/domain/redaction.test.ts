@@ -15,12 +15,20 @@ const record = () => {
 describe('redaction', () => {
   it("when a chat_a key reads, then chat_b's webhook URLs become the marker at the same positions, and its own stay", () => {
     const seen = redactedFor(record(), 'chat_a');
-    expect(seen.config.webhooks).toEqual({ chat_a: ['https://a.example/0', 'https://a.example/1'], chat_b: [REDACTED_WEBHOOK], chat_c: [], chat_d: [] });
+    expect(seen.config.webhooks).toEqual({
+      chat_a: ['https://a.example/0', 'https://a.example/1'],
+      chat_b: [REDACTED_WEBHOOK],
+      chat_c: [],
+      chat_d: [],
+    });
     expect(seen.config.channels).toEqual(record().config.channels);
   });
 
   it('when a key of a platform without webhooks reads, then every webhook URL is hidden', () => {
-    expect(redactedFor(record(), 'chat_d').config.webhooks).toMatchObject({ chat_a: [REDACTED_WEBHOOK, REDACTED_WEBHOOK], chat_b: [REDACTED_WEBHOOK] });
+    expect(redactedFor(record(), 'chat_d').config.webhooks).toMatchObject({
+      chat_a: [REDACTED_WEBHOOK, REDACTED_WEBHOOK],
+      chat_b: [REDACTED_WEBHOOK],
+    });
   });
 
   it('when nothing is hidden, then the record and its JSON text are given back as they are; the stored record is never changed', () => {

@@ -259,7 +259,9 @@ describe('bot keys on lookup and removal', () => {
   it("when a bot removes its own log channel with its key, then the record changes; the blacklist is the community's (403); with a token as well, then 400", async () => {
     const bot = await newBot('chat_c');
     const { id, token } = await joined('chat_c');
-    expect((await raw(`${h.server.url}/update/${id}?token=${token}&blacklist=spam,ham&log_chat_c=log-c`, { method: 'POST' })).status).toBe(200);
+    expect((await raw(`${h.server.url}/update/${id}?token=${token}&blacklist=spam,ham&log_chat_c=log-c`, { method: 'POST' })).status).toBe(
+      200,
+    );
     const both = await raw(`${h.server.url}/remove/${id}?token=${token}&log_chat_c=true`, { method: 'POST', headers: bearer(bot.key) });
     expect(both.status).toBe(400);
     const removed = await raw(`${h.server.url}/remove/${id}?log_chat_c=true`, { method: 'POST', headers: bearer(bot.key) });

@@ -4,7 +4,7 @@
 // bot key acts on every endpoint with every right.
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createChatbridgeClient } from '@chatbridge/client';
+import { createChatbridgeClient, REDACTED_WEBHOOK as CLIENT_MARKER } from '@chatbridge/client';
 import { BOT_KEYS_MAX_AGE_MS } from '../../src/bots/keyCache.ts';
 import { REDACTED_WEBHOOK } from '../../src/domain/redaction.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -152,9 +152,12 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
           seen.push(JSON.stringify(r.body));
           return r.body as { config: { webhooks: Record<Platform, string[]> } };
         };
+        expect(CLIENT_MARKER).toBe(REDACTED_WEBHOOK); // what the typed client tells bots to look for
         const read = await answer(get(`/${c.id}`, bearer(key)));
         expect(read.config.webhooks).toEqual({ chat_a: [c.hooks.chat_a], chat_b: [REDACTED_WEBHOOK], chat_c: [], chat_d: [] });
-        await answer(post(`/update/${c.id}?sender=chat_a&sender_channel=${c.channel('chat_a')}&message_content=hi&trigger=true`, bearer(key)));
+        await answer(
+          post(`/update/${c.id}?sender=chat_a&sender_channel=${c.channel('chat_a')}&message_content=hi&trigger=true`, bearer(key)),
+        );
         await post(`/update/${c.id}?token=${c.token}&sender=chat_c&message_content=back&trigger=true`);
         await answer(post(`/read/${c.id}`, bearer(key)));
         await answer(post(`/remove/${c.id}?log_chat_a=true`, bearer(key)));
@@ -175,7 +178,10 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
         }
         const all = await openSse(`${server.url}/events?last_event_id=0`, bearer(key));
         try {
-          const blocks = await readUntil(all, (b) => { console.log(b.id, b.event, b.data?.slice(0, 60)); return b.data?.includes('last-change-of-c') === true});
+          const blocks = await readUntil(all, (b) => {
+            console.log(b.id, b.event, b.data?.slice(0, 60));
+            return b.data?.includes('last-change-of-c') === true;
+          });
           const ofC = blocks.filter((b) => b.data?.includes(`"endpoint":"${c.id}"`));
           expect(ofC.length).toBeGreaterThan(3);
           seen.push(...ofC.map((b) => b.text));
@@ -250,16 +256,19 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
         ['blacklist', 'blacklist=spam'],
         ['allowed_ids', 'allowed_ids=12345'],
         ['log_chat_b', 'log_chat_b=true'],
-      ])('finding 2: when a chat_a key removes %s that is not only its own, then 403 naming it and nothing changes', async (parameter, query) => {
-        const key = (await bot('chat_a')).key;
-        const c = await community(['chat_a', 'chat_b']);
-        await post(`/update/${c.id}?token=${c.token}&blacklist=spam&allowed_ids=12345&log_chat_b=log-b`);
-        const before = await c.record();
-        const answer = await post(`/remove/${c.id}?${query}`, bearer(key));
-        expect(answer.status).toBe(403);
-        expect(answer.body.errors).toContainEqual(expect.objectContaining({ parameter }));
-        expect(await c.record()).toEqual(before);
-      });
+      ])(
+        'finding 2: when a chat_a key removes %s that is not only its own, then 403 naming it and nothing changes',
+        async (parameter, query) => {
+          const key = (await bot('chat_a')).key;
+          const c = await community(['chat_a', 'chat_b']);
+          await post(`/update/${c.id}?token=${c.token}&blacklist=spam&allowed_ids=12345&log_chat_b=log-b`);
+          const before = await c.record();
+          const answer = await post(`/remove/${c.id}?${query}`, bearer(key));
+          expect(answer.status).toBe(403);
+          expect(answer.body.errors).toContainEqual(expect.objectContaining({ parameter }));
+          expect(await c.record()).toEqual(before);
+        },
+      );
 
       it("when a real bridge bot works on its own platform (README's bot host), then every step of it succeeds", async () => {
         const { key } = await bot('chat_b');
@@ -286,7 +295,7 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
           await post(`/update/${c.id}?token=${c.token}&sender=chat_c&message_content=from-c&trigger=true`);
           const pending = (await readUntil(all, (b) => b.data?.includes('from-c') === true)).at(-1)!;
           const { messageNumber } = JSON.parse(pending.data!) as { messageNumber: number };
-          expect((await client.markRead(c.id, { message_number: messageNumber })).meta.read.chat_b).toBe(true);
+          expect((await client.markRead(c.id, { messageNumber })).meta.read.chat_b).toBe(true);
         } finally {
           all.close();
         }
@@ -373,7 +382,9 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
 
       it('reads: when the admin token follows every change and looks up a channel, then it sees every endpoint with its webhooks', async () => {
         const c = await community(['chat_b']);
-        const lookup = await get(`/lookup?platform=chat_b&channel=${c.channel('chat_b')}`, { authorization: `Bearer ${server.adminToken}` });
+        const lookup = await get(`/lookup?platform=chat_b&channel=${c.channel('chat_b')}`, {
+          authorization: `Bearer ${server.adminToken}`,
+        });
         expect(lookup.body.matches).toEqual([{ endpoint: c.id, bridge: 0 }]);
         expect((await get(`/${c.id}`, { authorization: `Bearer ${server.adminToken}` })).body.config.webhooks.chat_b).toEqual([
           c.hooks.chat_b,
