@@ -1,7 +1,7 @@
 import { platformRefusal, platformToMark } from '../domain/actingPlatform.ts';
 import { decideMarkRead, type MarkReadResult } from '../domain/lifecycle.ts';
 import { type Actor, actingPlatform, authenticate, presentsBotKey } from '../http/authenticate.ts';
-import { viewFor } from '../http/botView.ts';
+import { recordFor } from '../http/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { setMessageNumber } from '../http/messageNumber.ts';
 import { type Handler, pathParam, queryOf, reply } from '../http/operations.ts';
@@ -45,5 +45,5 @@ export const markRead =
       throw new HttpProblem(409, `Message ${number} is no longer pending (${now}); nothing was marked.`);
     }
     setMessageNumber(res, result.row.state);
-    reply(res, 'markRead', 200, viewFor(actor, result.row.record, '').record);
+    reply(res, 'markRead', 200, recordFor(actor, result.row.record));
   };

@@ -4,6 +4,12 @@ import { hidesWebhooks, redactedFor } from '../domain/redaction.ts';
 import type { EndpointRecord } from '../domain/record.ts';
 import { type Actor, actingPlatform } from './authenticate.ts';
 
+/** The record as `actor` sees it: the same object when nothing is hidden from it. */
+export function recordFor(actor: Actor, record: EndpointRecord): EndpointRecord {
+  const platform = actingPlatform(actor);
+  return platform === undefined ? record : redactedFor(record, platform);
+}
+
 /** The record and its JSON text as `actor` sees them: the same objects when nothing is hidden from it. */
 export function viewFor(actor: Actor, record: EndpointRecord, json: string): { record: EndpointRecord; json: string; hid: boolean } {
   const platform = actingPlatform(actor);

@@ -380,6 +380,11 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
         expect(joined.status).toBe(200);
         expect(joined.body.config.webhooks.chat_a).toEqual([c.hooks.chat_a]); // the operator sees every webhook
         expect((await get(`/${c.id}`, bearer(key))).status).toBe(200);
+        // As the token, it names the platform it marks read.
+        const unnamed = await post(`/read/${c.id}`, { authorization: `Bearer ${server.adminToken}` });
+        expect(unnamed.status).toBe(400);
+        expect(unnamed.body.errors).toContainEqual(expect.objectContaining({ parameter: 'platform' }));
+        expect((await post(`/read/${c.id}?platform=chat_a`, { authorization: `Bearer ${server.adminToken}` })).status).toBe(200);
       });
 
       it('reads: when the admin token follows every change and looks up a channel, then it sees every endpoint with its webhooks', async () => {
@@ -484,7 +489,7 @@ describe.runIf(!!DATABASE_URL)('PostgreSQL', () => {
       }
     });
 
-    it("finding 5: when an endpoint's token is rotated through instance A, then the stream its old token opened on B ends", async () => {
+    it("when an endpoint's token is rotated through instance A, then the stream its old token opened on B ends", async () => {
       const admin = createChatbridgeClient({ baseUrl: a.url, adminToken: a.adminToken });
       const token = await a.provision('revoked-token');
       const stream = await openSse(`${b.url}/events/revoked-token?token=${token}`);
