@@ -493,6 +493,9 @@ describe.each(['server', 'mock'] as const)('contract: the %s', (name) => {
     });
     expectCompliant('createBot', created, 201);
     const key = (created.body as { key: string }).key;
+    // A key acts only where its platform has a channel: the token bridges one of chat_b's first.
+    const query = { token: target.token, channel_chat_b: 'channel-b-contract' };
+    expectCompliant('updateEndpoint', await send(target, { method: 'POST', path: `/update/${ENDPOINT_ID}`, query }), 200);
     expectCompliant('getEndpoint', await send(target, { path: `/${ENDPOINT_ID}`, bearer: key }), 200);
     expectCompliant(
       'updateEndpoint',

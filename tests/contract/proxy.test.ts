@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChatbridgeError, createChatbridgeClient, type EndpointRecord } from '@chatbridge/client';
+import { ChatbridgeError, createChatbridgeClient, type EndpointRecord, REDACTED_WEBHOOK } from '@chatbridge/client';
 import { capture, type CapturedResponse, headerViolations, violations } from './spec.ts';
 import { ENDPOINT_ID, MOCK_TOKEN, type PrismProcess, type ServerTarget, startPrismProxy, startServerTarget } from './targets.ts';
 
@@ -247,10 +247,17 @@ describe('prism proxy --errors in front of the real server', () => {
           return response;
         },
       });
-    expect(await botClient().getEndpoint(ID)).toEqual(last);
+    // chat_b takes part here: the key acts, and sees chat_a's webhook URLs only as the redaction marker.
+    const seen = {
+      ...last,
+      config: { ...last.config, webhooks: { ...last.config.webhooks, chat_a: last.config.webhooks.chat_a.map(() => REDACTED_WEBHOOK) } },
+    };
+    expect(await botClient().getEndpoint(ID)).toEqual(seen);
+    const community = await failure(botClient().updateEndpoint(ID, { blacklist: 'word' }));
+    expect(community.problem.errors).toEqual([expect.objectContaining({ parameter: 'blacklist' })]);
     const spoof = await failure(botClient().updateEndpoint(ID, { sender: 'chat_a', message_content: 'spoof', trigger: true }));
     expect([spoof.status, spoof.problem.type]).toEqual([403, 'https://chatbridge.dev/problems#forbidden']);
-    expect(await botClient().markRead(ID)).toEqual(last);
+    expect(await botClient().markRead(ID)).toEqual(seen);
     expect(await client().listBots()).toEqual([{ id: 'proxy-bot', platform: 'chat_b' }]);
     const rotated = await client().rotateBotKey(bot.id);
     expect(rotated.key).not.toBe(bot.key);

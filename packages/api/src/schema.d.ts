@@ -42,7 +42,13 @@ export interface paths {
          *     record as committed; its **ID is a position** in the service-wide change log.
          *
          *     - **Authorization**: `Authorization: Bearer <bot key>` (any platform's) or `Bearer <admin
-         *       token>`; a missing or wrong one is `401`. Rotating or deleting the bot key ends its streams.
+         *       token>`; a missing or wrong one is `401`. Rotating or deleting the bot key ends its streams,
+         *       on every instance within 6 seconds.
+         *     - **What a bot key sees**: only the changes of endpoints where its platform takes part (has a
+         *       channel) as of the change's record, replays included, with other platforms' webhook URLs
+         *       replaced by the redaction marker (see the `botKey` scheme); a `reset` naming an endpoint only
+         *       if its platform takes part there now. Positions of left-out changes are skipped, so IDs have
+         *       gaps. The admin token sees every change as committed.
          *     - **First event**: without `Last-Event-ID` (header) or `last_event_id` (query), a `reset` event
          *       whose ID is the newest position: the stream starts there (read what you need, then follow).
          *     - **Resuming**: with one, every change after that position, in commit order, with no gaps and no
@@ -61,8 +67,8 @@ export interface paths {
          *       time (a larger record alone). A stream whose client has not taken what was written within 60
          *       seconds is ended, and the streams of one instance waiting for their clients hold at most 64 MiB
          *       together, past which the streams holding the most are ended; reconnect with `Last-Event-ID`.
-         *     - **At most 20 streams** of one credential are open on one server instance at once; another is
-         *       answered `429` with `Retry-After: 10`.
+         *     - **At most 20 streams** of one credential (each bot key, or the admin token) are open on one
+         *       server instance at once; another is answered `429` with `Retry-After: 10`.
          *     - Creating an endpoint, rotating its token and deleting it are no changes of its record: they make
          *       no event.
          *
@@ -104,6 +110,10 @@ export interface paths {
          *     oldest that some platform has not read. `Chatbridge-Message-Number` names it. A bot that relays it
          *     and calls `markRead` with that number is shown the next one on its next read, in order. Once every
          *     platform has read everything, the record is idle (`trigger` false, initial message fields).
+         *
+         *     With a bot key, only on an endpoint where its platform has a channel (else `401`, as a wrong
+         *     token), and with other platforms' webhook URLs replaced by the redaction marker (see the `botKey`
+         *     scheme).
          */
         get: operations["getEndpoint"];
         put?: never;
@@ -199,6 +209,24 @@ export interface paths {
          *     would show it to the caller: to a bot key, the oldest message its platform has not read; to a
          *     token, the oldest message some platform has not read. A request with only `token` also changes
          *     nothing and returns the record as committed.
+         *
+         *     **With a bot key.** The key acts only where its platform takes part (else `401`, as a wrong
+         *     token). There, each parameter takes this right (X is a platform; the key's own is P):
+         *
+         *     | parameter | a P bot key may send it |
+         *     |---|---|
+         *     | `channel_X`, `log_X`, `webhook_X` | only for X = P |
+         *     | `index`, `only_check` | always: they change nothing by themselves; the list parameters beside `index` are judged on their own |
+         *     | `sender` | only `sender=P` (`403` otherwise) |
+         *     | `sender_channel`, `message_*`, `trigger=true` | only with `sender=P` in the same request, and, while another platform's message is the newest, only with `trigger=true` (a new message of P's is queued after it; editing or taking over someone else's message is refused) |
+         *     | `trigger=false` | only while nothing is unread (it withdraws every unread message, whoever sent it: that takes the endpoint token) |
+         *     | `blacklist`, `allowed_ids`, `selfuse`, `beta` | never: community-wide, the endpoint token's |
+         *
+         *     A request with any parameter the key may not send is answered `403` (`forbidden`), with one
+         *     `errors` entry per such parameter, and nothing is applied; `only_check=true` answers the same, so
+         *     a bot can ask. The answer's record has other platforms' webhook URLs replaced by the redaction
+         *     marker (see the `botKey` scheme). The endpoint token and the admin token (as `Authorization:
+         *     Bearer`) may send every parameter.
          */
         post: operations["updateEndpoint"];
         delete?: never;
@@ -238,6 +266,10 @@ export interface paths {
          *     Bots on platforms without webhooks (`chat_c`, `chat_d`) poll `getEndpoint` (or follow a stream)
          *     and call this after relaying; for self-user endpoints the service marks `chat_a`/`chat_b` itself
          *     after delivering to their webhooks.
+         *
+         *     A bot key marks only its own platform, and only where it takes part (else `401`, as a wrong
+         *     token); its answer has other platforms' webhook URLs replaced by the redaction marker. The
+         *     endpoint token and the admin token (`Authorization: Bearer`) name `platform`.
          */
         post: operations["markRead"];
         delete?: never;
@@ -291,12 +323,19 @@ export interface paths {
          *     - **Every instance** serves every change: a change made through one server instance reaches
          *       streams open on any other instance of the same database.
          *     - **Authentication** is checked when the stream opens (with the same `401` as `getEndpoint`) and
-         *       again while it runs: rotating the token or deleting the endpoint ends the stream. The stream
+         *       again while it runs: rotating the token or deleting the endpoint ends the stream (on every
+         *       instance), and so do rotating or deleting the bot key (on every instance within 6 seconds) or
+         *       removing the last channel of the key's platform. A bot key opens only an endpoint where its
+         *       platform has a channel, and its events show other platforms' webhook URLs replaced by the
+         *       redaction marker (see the `botKey` scheme), replays included. The stream
          *       also ends when the server shuts down; reconnect with `Last-Event-ID` (an `EventSource` does so
          *       by itself) to continue where it stopped.
-         *     - **At most 20 streams** of one endpoint are open on one server instance at once; another is
-         *       answered `429` with `Retry-After: 10` (each stream holds a connection, and one tenant must not
-         *       take them all). Close streams you no longer read.
+         *     - **At most 20 streams** of one endpoint, opened with its token or the admin token, are open on
+         *       one server instance at once; another is answered `429` with `Retry-After: 10` (each stream
+         *       holds a connection, and one tenant must not take them all). Streams opened with a bot key
+         *       never count there: they count against the key, **at most 1,000** per key and server instance
+         *       over all endpoints, past which that key gets `429`. So a bot never takes a community's own
+         *       streams. Close streams you no longer read.
          *     - **Message numbers** are in the event IDs: `<version>-<message number>` while a message is
          *       pending as of that version (the number `Chatbridge-Message-Number` gives on `getEndpoint`),
          *       `<version>` when none is. Every SSE client sees them (an `EventSource` as `lastEventId`); `data`
@@ -371,12 +410,16 @@ export interface paths {
          *     (updates, removals, deletions, imports), so it is never behind the records and costs the same
          *     whatever the number of endpoints.
          *
-         *     Authenticated with a bot key (of any platform: a bot relays between platforms) or the admin
-         *     token, both as `Authorization: Bearer`. Lookups are not counted against any endpoint's request
-         *     rate; failed authentications count like any other.
+         *     Authenticated with a bot key or the admin token, both as `Authorization: Bearer`. A bot key may
+         *     look up any platform's channel (a bot relays between platforms), and finds only endpoints where
+         *     its own platform takes part (has a channel): an endpoint it may not act on is never named. The
+         *     admin token finds every endpoint. Lookups are not counted against any endpoint's request rate;
+         *     failed authentications count like any other (per address and key for a bot key).
          *
          *     **Bounds.** At most 100 matches, ordered by endpoint ID (byte order), then bridge. When more than
-         *     100 match, the first 100 are returned and `truncated` is `true`.
+         *     100 match, the first 100 are returned and `truncated` is `true`. A bot key looking up another
+         *     platform's channel has the first 1,000 matches checked for its platform; when there are more,
+         *     `truncated` is `true` as well.
          */
         get: operations["lookupEndpoints"];
         put?: never;
@@ -417,7 +460,18 @@ export interface paths {
          *     - `log_chat_a` .. `log_chat_d` `=true`: clears that log channel (`config.logs.X` becomes `null`);
          *       `false` leaves it.
          *
-         *     Authenticated with the endpoint's `token`, or a bot key (any platform's: removal names no sender).
+         *     Authenticated with the endpoint's `token`, the admin token (`Authorization: Bearer`), or a bot
+         *     key, which acts only where its platform takes part (else `401`, as a wrong token) and removes
+         *     only what is its platform's alone (P is the key's platform):
+         *
+         *     | parameter | a P bot key may send it |
+         *     |---|---|
+         *     | `log_X=true` | only for X = P |
+         *     | `bridge=i` | only when position `i` holds no other platform's channel or webhook (only P's, or nothing, stands there) |
+         *     | `blacklist`, `allowed_ids` | never: community-wide, the endpoint token's |
+         *
+         *     Anything else is answered `403` (`forbidden`), one `errors` entry per parameter, nothing applied.
+         *     A bot key's answer has other platforms' webhook URLs replaced by the redaction marker.
          *
          *     **All or nothing.** Either every parameter of the request is applied, or (on any `4xx`) nothing
          *     is. Removing what is absent is a no-op answered `200`; when nothing changes, nothing is written
@@ -736,7 +790,7 @@ export interface components {
          *     |---|---|---|
          *     | `validation` | 400 | a parameter, the path or the body is invalid; `errors` names each |
          *     | `unauthorized` | 401 | the token or bot key is missing or wrong (see `WWW-Authenticate`) |
-         *     | `forbidden` | 403 | a valid bot key acting as another platform than its own; nothing was applied |
+         *     | `forbidden` | 403 | a valid bot key sending what is not its platform's to change; `errors` names each parameter; nothing was applied |
          *     | `not-found` | 404 | no such endpoint (admin operations) or no operation at this path |
          *     | `method-not-allowed` | 405 | the path has no such method; `Allow` names those it has |
          *     | `request-timeout` | 408 | the request head did not arrive within 10 seconds |
@@ -1201,7 +1255,7 @@ export interface components {
                 "text/event-stream": components["schemas"]["AllEventsEvent"];
             };
         };
-        /** @description Endpoint operations: the token is missing, empty or wrong, belongs to another endpoint, or the endpoint does not exist; the body is the same in every case, so endpoint IDs cannot be enumerated. Admin operations: the admin token is missing or wrong, or the admin API is disabled. */
+        /** @description Endpoint operations: the token or bot key is missing, empty or wrong, belongs to another endpoint, the endpoint does not exist, or a bot key's platform has no channel in it; the body is the same in every case, so endpoint IDs cannot be enumerated. Admin operations: the admin token is missing or wrong, or the admin API is disabled. */
         Unauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -1281,7 +1335,7 @@ export interface components {
                 "application/json": components["schemas"]["EndpointRecord"];
             };
         };
-        /** @description The bot key is valid but acts for another platform than the request names (`sender`, or `platform` of markRead). Nothing was applied. */
+        /** @description The bot key is valid here but may not send a parameter of the request: another platform's value (`sender`, `markRead`'s `platform`, `channel_X`, `log_X`, `webhook_X`), a community-wide setting, or another platform's message or bridge (see the tables in `updateEndpoint` and `removeFromEndpoint`). `errors` names each such parameter. Nothing was applied. */
         Forbidden: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2037,6 +2091,8 @@ export interface components {
         /**
          * @description The channel ID to look up, compared exactly. 1 to 150 characters: the widest of the `channel_*`
          *     bounds of `updateEndpoint`.
+         *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+         *     carriage return are answered `400` naming this parameter, as in every other text parameter.
          * @example channel-b-1
          */
         lookup_channel: string;
@@ -2118,7 +2174,7 @@ export interface components {
          */
         "RateLimit-Reset": number;
         /**
-         * @description The request's id, as it appears in the server's log line for it. Taken from the request's own `X-Request-Id` when that is 1 to 128 characters of `A-Z a-z 0-9 . _ : -` and cannot hold a token; otherwise generated (a UUID).
+         * @description The request's id, as it appears in the server's log line for it. Taken from the request's own `X-Request-Id` only when that looks like an id: 1 to 64 characters of `A-Z a-z 0-9 . _ -`, with nothing of a credential's shape in it (no `cbt_` or `cbk_`, no run of 40 token characters, not the admin token); anything else is replaced by a generated id (a UUID) and neither logged nor echoed.
          * @example 59366ac0-f14f-4ac1-958f-59f22029be03
          */
         "X-Request-Id": string;
@@ -2734,6 +2790,8 @@ export interface operations {
                 /**
                  * @description The channel ID to look up, compared exactly. 1 to 150 characters: the widest of the `channel_*`
                  *     bounds of `updateEndpoint`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, as in every other text parameter.
                  * @example channel-b-1
                  */
                 channel: components["parameters"]["lookup_channel"];
@@ -2817,6 +2875,7 @@ export interface operations {
             200: components["responses"]["Record"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];

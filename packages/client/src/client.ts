@@ -43,8 +43,8 @@ export interface ChatbridgeClientOptions extends RawClientOptions {
 export interface ChatbridgeBotClientOptions extends ChatbridgeClientOptions {
   /**
    * A bot key (`cbk_...`, from `createBot`): the record methods then take no token and send
-   * `Authorization: Bearer <key>` instead, on every endpoint, acting as the key's platform (see
-   * ChatbridgeBotClient).
+   * `Authorization: Bearer <key>` instead, acting as the key's platform on the endpoints where that
+   * platform has a channel (see ChatbridgeBotClient).
    */
   botKey: string;
 }
@@ -116,8 +116,11 @@ export interface ChatbridgeCommonMethods {
 }
 
 /**
- * The client made with a `botKey`: the record methods take no token. The key opens every endpoint of
- * the service and acts as its platform: a `sender` other than that platform is answered 403.
+ * The client made with a `botKey`: the record methods take no token. The key acts as its platform,
+ * and only on endpoints where that platform has a channel (elsewhere every call fails with 401, as
+ * with a wrong token). There it changes only its platform's channels, log channel and webhooks, its
+ * own messages and its read flag; anything else fails with 403, `error.problem.errors` naming each
+ * parameter. Records it reads show other platforms' webhook URLs as REDACTED_WEBHOOK.
  */
 export interface ChatbridgeBotClient extends ChatbridgeCommonMethods {
   /** `GET /{endpoint}` with the bot key: `meta` shows the oldest message the key's platform has not read. */
@@ -128,13 +131,13 @@ export interface ChatbridgeBotClient extends ChatbridgeCommonMethods {
   updateEndpoint(endpoint: string, params?: UpdateEndpointParams, options?: CallOptions): Promise<EndpointRecord>;
   /** `POST /remove/{endpoint}` with the bot key (see ChatbridgeClient.remove). */
   remove(endpoint: string, params: RemoveParams, options?: CallOptions): Promise<EndpointRecord>;
-  /** `GET /lookup` with the bot key: the endpoints whose channels of `platform` hold `channel`. */
+  /** `GET /lookup` with the bot key: the endpoints where the key's platform takes part whose channels of `platform` hold `channel`. */
   lookup(platform: Platform, channel: string, options?: CallOptions): Promise<LookupResult>;
   /** `POST /read/{endpoint}` with the bot key: marks the pending message read by the key's platform. */
   markRead(endpoint: string, options?: BotMarkReadOptions): Promise<EndpointRecord>;
   /** `GET /events/{endpoint}` with the bot key (see ChatbridgeClient.streamEndpointEvents). */
   streamEndpointEvents(endpoint: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
-  /** `GET /events` with the bot key: every change of every endpoint (see ChatbridgeClient.streamAllEvents). */
+  /** `GET /events` with the bot key: every change of the endpoints where its platform takes part (see ChatbridgeClient.streamAllEvents). */
   streamAllEvents(options?: StreamEventsOptions): AsyncIterable<ChangeEvent>;
 }
 

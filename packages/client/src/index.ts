@@ -13,6 +13,7 @@ export {
   type MarkReadOptions,
 } from './client.ts';
 export { messageNumberOf } from './messageNumber.ts';
+export { REDACTED_WEBHOOK, isRedactedWebhook } from './redaction.ts';
 export { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
 export type { ChangeEvent, EndpointEvent, StreamEventsOptions } from './events.ts';
 export { createRawClient, type ChatbridgeRawClient, type FetchLike, type RawClientOptions } from './raw.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { createChatbridgeClient, type FetchLike } from '../src/index.ts';
-import { ADMIN_TOKEN, BASE_URL, ENDPOINT, RECORD, TOKEN, fakeFetch } from './helpers.ts';
+import { ChatbridgeError, createChatbridgeClient, type FetchLike, isRedactedWebhook, REDACTED_WEBHOOK } from '../src/index.ts';
+import { ADMIN_TOKEN, BASE_URL, ENDPOINT, RECORD, TOKEN, fakeFetch, problemResponse } from './helpers.ts';
 
 const KEY = `cbk_${'K3y_-'.repeat(14)}xx`;
 
@@ -59,5 +59,28 @@ describe('a client with a bot key', () => {
     const tokenClient = createChatbridgeClient({ baseUrl: BASE_URL, fetch: fakeFetch(() => Response.json(RECORD)).fetch });
     // @ts-expect-error -- without a bot key the token is required
     await tokenClient.getEndpoint(ENDPOINT).catch(() => undefined);
+  });
+});
+
+describe('what a bot key is shown', () => {
+  test("when a record read with a bot key holds another platform's hidden webhook, then isRedactedWebhook tells it from a real URL", () => {
+    expect(isRedactedWebhook(REDACTED_WEBHOOK)).toBe(true);
+    expect(isRedactedWebhook('https://chat-b.example.com/api/webhooks/1/secret')).toBe(false);
+  });
+
+  test('when the server refuses a parameter the key may not send, then the error names it', async () => {
+    const problem = {
+      type: 'https://chatbridge.dev/problems#forbidden',
+      title: 'Forbidden',
+      status: 403,
+      detail: 'A chat_b bot key may not change blacklist here. Nothing was applied.',
+      message: 'A chat_b bot key may not change blacklist here. Nothing was applied.',
+      errors: [{ parameter: 'blacklist', in: 'query' as const, message: 'is a setting of the whole community' }],
+    };
+    const { client } = botSetup(() => problemResponse(problem));
+    const error = await client.updateEndpoint(ENDPOINT, { blacklist: 'w' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ChatbridgeError);
+    expect((error as ChatbridgeError).status).toBe(403);
+    expect((error as ChatbridgeError).problem?.errors?.map((e) => e.parameter)).toEqual(['blacklist']);
   });
 });

@@ -107,6 +107,9 @@ export async function startService(options: ServiceOptions, port: number, host: 
     logger,
   );
   const readiness: Readiness = { draining: false };
+  // A key rotated or deleted anywhere ends the streams it opened here, within the key copy's max age.
+  const bots = new BotKeyCache(store, { onRevoked: (bot) => events.streams.endBot(bot) });
+  const stopWatchingBots = bots.watchRevocations(() => events.streams.hasBotStreams);
   const deps: AppDeps = {
     store,
     logger,
@@ -123,7 +126,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     rateLimits,
     trustProxy: options.trustProxy ?? false,
     events: events.streams,
-    bots: new BotKeyCache(store),
+    bots,
     ...(options.docsFile !== undefined && { docsFile: options.docsFile }),
   };
   let http: HttpListener;
@@ -135,6 +138,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     });
   } catch (error) {
     // Nothing listens: what was opened for it is closed, so the process can end.
+    stopWatchingBots();
     await rateLimits.close();
     await events.close();
     throw error;
@@ -149,6 +153,7 @@ export async function startService(options: ServiceOptions, port: number, host: 
     async close() {
       readiness.draining = true;
       events.streams.endAll(); // open event streams would otherwise hold the HTTP server open
+      stopWatchingBots();
       await http.close();
       await relay.stop();
       await sender.close();

@@ -5,6 +5,10 @@
 // within BOT_KEYS_MAX_AGE_MS: the table is read again, once, by the first request that needs it after
 // that age. A bounded age is used rather than change notifications: one small read every few seconds
 // while bots are active, and no new kind of notification for every instance's feed to carry.
+// A read that finds a bot's key changed or the bot gone tells `onRevoked`, so the streams opened with
+// that key end here too; while such streams are open the table is read again as soon as its copy
+// reaches BOT_KEYS_MAX_AGE_MS even without requests (watchRevocations), so they end within that bound
+// (plus a tenth of it, and the read) on every instance.
 import type { Platform } from '../domain/record.ts';
 import type { EndpointStore, StoredBot } from '../store/port.ts';
 
@@ -28,11 +32,31 @@ export class BotKeyCache {
   private readonly store: Pick<EndpointStore, 'listBots'>;
   private readonly clock: () => number;
   private readonly maxAgeMs: number;
+  private readonly onRevoked: (bot: string) => void;
 
-  constructor(store: Pick<EndpointStore, 'listBots'>, options: { clock?: () => number; maxAgeMs?: number } = {}) {
+  constructor(
+    store: Pick<EndpointStore, 'listBots'>,
+    options: { clock?: () => number; maxAgeMs?: number; onRevoked?: (bot: string) => void } = {},
+  ) {
     this.store = store;
     this.clock = options.clock ?? (() => Date.now());
     this.maxAgeMs = options.maxAgeMs ?? BOT_KEYS_MAX_AGE_MS;
+    this.onRevoked = options.onRevoked ?? (() => {});
+  }
+
+  /**
+   * Reads the table every max age while `active()` (streams opened with bot keys are open), so a key
+   * rotated or deleted elsewhere ends its streams here within that bound; returns the function that
+   * stops it.
+   */
+  watchRevocations(active: () => boolean): () => void {
+    // Checked ten times per max age (a clock read while the copy is fresh), so a copy is read again
+    // at most a tenth of the age after it expired.
+    const timer = setInterval(() => {
+      if (active()) this.fresh()?.catch(() => {}); // a failed read is retried at the next tick
+    }, this.maxAgeMs / 10);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** undefined when the copy is fresh enough (no promise on the hot path), else the reload to await. */
@@ -66,7 +90,10 @@ export class BotKeyCache {
     const bots: StoredBot[] = await this.store.listBots();
     // A read that an invalidation overtook may hold a key that no longer works: it is dropped.
     if (generation !== this.generation) return;
+    const before = this.byDigest;
     this.byDigest = new Map(bots.map((b) => [digestKey(b.keyHash), { id: b.id, platform: b.platform, keyHash: b.keyHash }]));
     this.loadedAt = startedAt; // its age runs from when it began
+    // A key that was here and is not now: its bot was rotated or deleted.
+    for (const [digest, bot] of before) if (!this.byDigest.has(digest)) this.onRevoked(bot.id);
   }
 }

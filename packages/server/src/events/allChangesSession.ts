@@ -5,8 +5,11 @@
 // one before (beyond the socket's buffers), counts against the slow streams' budget while it waits,
 // and is ended when it has waited `stallMs`.
 import type { Request, Response } from 'express';
+import { takesPart } from '../domain/botRights.ts';
+import type { Platform } from '../domain/record.ts';
 import type { Logger } from '../logger.ts';
-import { formatReset } from './changeReader.ts';
+import { changeSeenBy } from './botChanges.ts';
+import { type FormattedChange, formatReset } from './changeReader.ts';
 import { HEARTBEAT, type ResumePoint } from './session.ts';
 import { slowStreamOf, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
@@ -19,6 +22,8 @@ export interface AllChangesStreamOptions {
   key: string;
   /** The bot whose key opened the stream, if one did: rotating or deleting that key ends it. */
   bot?: string | undefined;
+  /** That bot key's platform: the stream sends only endpoints where it takes part, their other webhooks hidden. */
+  platform?: Platform | undefined;
   /** Whether the credential the stream was opened with still opens it; checked at every heartbeat. */
   stillAllowed: () => Promise<boolean>;
   resume: ResumePoint;
@@ -73,6 +78,14 @@ export function openAllChangesStream(o: AllChangesStreamOptions): void {
       (since) => (stalledSince = since),
     );
 
+  /** A change as the bot stream sends it (null: not at all); a reset of one endpoint only if the platform takes part there now. */
+  const seenByBot = async (change: FormattedChange, platform: Platform): Promise<Buffer | null> => {
+    const seen = changeSeenBy(change, platform);
+    if (seen !== undefined) return seen;
+    const row = await o.store.get(change.entry.endpointId);
+    return row && takesPart(row.record, platform) ? change.bytes : null;
+  };
+
   /** One read from `last`: writes what it returned; true when more may follow at once. */
   const look = async (): Promise<boolean> => {
     if (last === undefined) {
@@ -91,7 +104,9 @@ export function openAllChangesStream(o: AllChangesStreamOptions): void {
       return true;
     }
     for (const change of batch.changes) {
-      res.write(change.bytes);
+      const bytes = o.platform === undefined ? change.bytes : await seenByBot(change, o.platform);
+      if (ended) return false;
+      if (bytes) res.write(bytes);
       last = change.position;
       if (res.writableNeedDrain) {
         await drained();

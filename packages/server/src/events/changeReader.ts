@@ -19,6 +19,8 @@ import type { TurnQueue } from './turns.ts';
 export interface FormattedChange {
   position: number;
   bytes: Buffer;
+  /** What it was formatted from, for the views of bot keys (botChanges.ts). */
+  entry: ChangeEntry;
 }
 
 export interface ChangeBatch {
@@ -45,10 +47,16 @@ const EVENT_END = Buffer.from('}\n\n');
  * committed, never re-serialised. JSON.stringify escapes line breaks, so the data fits one line.
  */
 export function formatChange(entry: ChangeEntry): FormattedChange {
+  const { position, endpointId, event } = entry;
+  if (!event) return { position, bytes: formatReset(position, endpointId), entry };
+  return { position, bytes: formatChangeOf(entry, event.recordJsonUtf8), entry };
+}
+
+/** The `change` event of `entry` with `record` (its record's JSON, as committed or as a bot key sees it). */
+export function formatChangeOf(entry: ChangeEntry, record: Uint8Array | string): Buffer {
   const { position, endpointId, version, event } = entry;
-  if (!event) return { position, bytes: formatReset(position, endpointId) };
-  const head = `id: ${position}\nevent: change\ndata: {"endpoint":${JSON.stringify(endpointId)},"version":${version},"messageNumber":${event.messageNumber},"record":`;
-  return { position, bytes: Buffer.concat([Buffer.from(head), event.recordJsonUtf8, EVENT_END]) };
+  const head = `id: ${position}\nevent: change\ndata: {"endpoint":${JSON.stringify(endpointId)},"version":${version},"messageNumber":${event?.messageNumber ?? null},"record":`;
+  return Buffer.concat([Buffer.from(head), typeof record === 'string' ? Buffer.from(record) : record, EVENT_END]);
 }
 
 /**

@@ -4,6 +4,8 @@
 // late, twice or not at all, the stream sends each version once, in order, and a heartbeat also
 // looks, which bounds how long a lost notification can delay an event.
 import type { Request, Response } from 'express';
+import type { Platform } from '../domain/record.ts';
+import { hidesWebhooks, redactedJsonFor } from '../domain/redaction.ts';
 import type { Logger } from '../logger.ts';
 import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
 import { messageNumberOf } from '../store/rows.ts';
@@ -58,6 +60,26 @@ function rowEvent(row: StoredEndpoint): Buffer {
 
 const isLarge = (row: StoredEndpoint) => row.recordJson.length > LARGE_ROW_CHARS;
 
+/**
+ * The row's record event as a `platform` bot key sees it (other platforms' webhook URLs hidden, see
+ * domain/redaction.ts): the shared bytes when nothing is hidden, else formatted once per row and
+ * platform, as rowEvent is per row, for every bot stream of that platform.
+ */
+const redactedRows = new WeakMap<StoredEndpoint, Partial<Record<Platform, Buffer>>>();
+
+function rowEventFor(row: StoredEndpoint, platform: Platform | undefined): Buffer {
+  if (platform === undefined || !hidesWebhooks(row.record, platform)) return rowEvent(row);
+  let kept = redactedRows.get(row);
+  const cached = kept?.[platform];
+  if (cached) return cached;
+  const bytes = formatEvent(row.version, 'record', redactedJsonFor(row.record, row.recordJson, platform), messageNumberOf(row.state));
+  if (!isLarge(row)) {
+    if (!kept) redactedRows.set(row, (kept = {}));
+    kept[platform] = bytes;
+  }
+  return bytes;
+}
+
 export const HEARTBEAT = ': heartbeat\n\n';
 
 /**
@@ -105,6 +127,10 @@ export interface EventStreamOptions {
   stillAuthorized: (row: StoredEndpoint) => boolean | Promise<boolean>;
   /** The bot whose key opened the stream, if one did: rotating or deleting that key ends it. */
   bot?: string | undefined;
+  /** The platform of that bot key: other platforms' webhook URLs are hidden from the stream. */
+  platform?: Platform | undefined;
+  /** What the stream counts against (EventStreams.track): its endpoint's slots, or a bot key's own budget. */
+  budgetKey?: string | undefined;
   resume: ResumePoint;
   req: Request;
   res: Response;
@@ -164,6 +190,10 @@ export function openEventStream(o: EventStreamOptions): void {
     res.write(formatEvent(version, type, recordJson, messageNumber));
     last = version;
   };
+  /** The record's text as this stream's credential may see it (a bot key: other platforms' webhooks hidden). */
+  const platform = o.platform;
+  const seen = (from: { record: StoredEndpoint['record']; recordJson: string }): string =>
+    platform === undefined ? from.recordJson : redactedJsonFor(from.record, from.recordJson, platform);
 
   /**
    * A slow client: wait until what was written has gone out before writing more. Nothing more is
@@ -195,7 +225,7 @@ export function openEventStream(o: EventStreamOptions): void {
     try {
       for (let event = events.shift(); event !== undefined; event = events.shift()) {
         unsent -= event.recordJsonBytes;
-        send(event.version, 'record', event.recordJsonUtf8, event.messageNumber);
+        send(event.version, 'record', platform === undefined ? event.recordJsonUtf8 : seen(event), event.messageNumber);
         if (!res.writableNeedDrain) continue;
         const before = dirty;
         dirty = false;
@@ -218,7 +248,7 @@ export function openEventStream(o: EventStreamOptions): void {
     if (ended) return false;
     if (!(await authorized(row)) || ended || !row) return false;
     if (last === undefined && o.resume.kind === 'unknown') {
-      send(row.version, 'reset', row.recordJson, messageNumberOf(row.state));
+      send(row.version, 'reset', seen(row), messageNumberOf(row.state));
       return false;
     }
     // The current record (a fresh stream), or the one version the client lacks (a live event): a
@@ -227,7 +257,7 @@ export function openEventStream(o: EventStreamOptions): void {
     if (last === undefined || row.version === last + 1) {
       const sendRow = () => {
         if (ended) return;
-        res.write(rowEvent(row));
+        res.write(rowEventFor(row, platform));
         last = row.version;
       };
       if (isLarge(row)) await streams.turns.run(sendRow);
@@ -236,7 +266,7 @@ export function openEventStream(o: EventStreamOptions): void {
     }
     if (row.version === last) return false;
     if (row.version < last) {
-      send(row.version, 'reset', row.recordJson, messageNumberOf(row.state)); // an ID this endpoint never issued
+      send(row.version, 'reset', seen(row), messageNumberOf(row.state)); // an ID this endpoint never issued
       return false;
     }
     // A bounded read: at most `batchSize` events and `replayBatchBytes` of records (one larger
@@ -247,7 +277,7 @@ export function openEventStream(o: EventStreamOptions): void {
     if (ended) return false;
     if (events[0]?.version !== last + 1) {
       // What comes next is no longer kept: the client missed changes.
-      send(row.version, 'reset', row.recordJson, messageNumberOf(row.state));
+      send(row.version, 'reset', seen(row), messageNumberOf(row.state));
       return true; // events may have committed since `row` was read
     }
     if (!(await sendAll(events))) return false;
@@ -281,7 +311,7 @@ export function openEventStream(o: EventStreamOptions): void {
   };
 
   const unsubscribe = streams.feed.subscribe(endpointId, wake);
-  const untrack = streams.track(end, endpointId, o.bot);
+  const untrack = streams.track(end, o.budgetKey ?? endpointId, o.bot);
   const heartbeat = setInterval(() => {
     if (stalledSince !== undefined) {
       if (Date.now() - stalledSince >= stallMs) {

@@ -29,8 +29,17 @@ export interface EventStreamSettings {
   slowStreamBudgetBytes: number;
   /** How often events past the age limit are deleted from every endpoint's log (default 60 s). */
   sweepMs: number;
-  /** Streams one endpoint may have open on this instance at once (default 20); more get 429. */
+  /**
+   * Streams one endpoint may have open on this instance at once with its token or the admin token
+   * (default 20); more get 429. Streams opened with a bot key never count here (see maxPerBotKey).
+   */
   maxPerEndpoint: number;
+  /**
+   * Per-endpoint streams one bot key may have open on this instance at once, over all endpoints
+   * (default 1,000, the connections one address may hold); more get 429. They count against the key,
+   * so a key never takes an endpoint's own slots.
+   */
+  maxPerBotKey: number;
   /**
    * A stream that has waited this long for its client to take what was written (one event at most,
    * beyond the socket's buffers) is ended (default 60 s, checked at each heartbeat): the client
@@ -48,6 +57,7 @@ export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
   slowStreamBudgetBytes: 64 * 1024 * 1024,
   sweepMs: 60_000,
   maxPerEndpoint: 20,
+  maxPerBotKey: 1000,
   stallMs: 60_000,
 };
 
@@ -91,8 +101,13 @@ export class EventStreams {
    * True when `endpointId` has as many streams open here as it may. The streams of all changes count
    * under a key of their own per credential (one that no endpoint ID can be: see allChangesKey).
    */
-  full(endpointId: string): boolean {
-    return (this.perEndpoint.get(endpointId) ?? 0) >= this.settings.maxPerEndpoint;
+  full(endpointId: string, limit: number = this.settings.maxPerEndpoint): boolean {
+    return (this.perEndpoint.get(endpointId) ?? 0) >= limit;
+  }
+
+  /** Whether any stream opened with a bot key is open here (the bot keys are then re-read periodically). */
+  get hasBotStreams(): boolean {
+    return this.perBot.size > 0;
   }
 
   /**

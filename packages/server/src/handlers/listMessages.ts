@@ -1,7 +1,7 @@
 import { platformRefusal } from '../domain/actingPlatform.ts';
 import { PLATFORM_BITS, statusOf } from '../domain/messageQueue.ts';
 import { type Message, PLATFORMS, type Platform } from '../domain/record.ts';
-import { authenticate } from '../http/authenticate.ts';
+import { actingPlatform, authenticate } from '../http/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf, reply } from '../http/operations.ts';
 import { forbidden, unauthorized } from '../http/problem.ts';
@@ -21,14 +21,14 @@ const item = (m: LoggedMessage, platform: Platform | undefined) => ({
 });
 
 export const listMessages =
-  ({ store, bots }: AppDeps): Handler =>
+  ({ store, bots, adminTokenHash }: AppDeps): Handler =>
   async (req, res) => {
     const id = pathParam(req, 'endpoint');
     const found = await store.get(id);
-    const actor = authenticate(req, found, bots);
+    const actor = authenticate(req, found, { bots, adminTokenHash });
     if (!actor || !found) throw unauthorized();
     const { after = 0, limit = MESSAGE_PAGE.default, platform } = queryOf(req, 'listMessages');
-    const refusal = platformRefusal(actor.kind === 'bot' ? actor.platform : undefined, platform, 'platform');
+    const refusal = platformRefusal(actingPlatform(actor), platform, 'platform');
     if (refusal) throw forbidden(refusal);
     // One more than listed: whether more follow is known without counting them.
     const messages = await store.messages.list(id, after, Math.min(limit, MESSAGE_PAGE.max) + 1, platform);

@@ -1,19 +1,21 @@
 import { platformRefusal, platformToMark } from '../domain/actingPlatform.ts';
 import { decideMarkRead, type MarkReadResult } from '../domain/lifecycle.ts';
-import { authenticate, presentsBotKey } from '../http/authenticate.ts';
+import type { Platform } from '../domain/record.ts';
+import { type Actor, actingPlatform, authenticate, presentsBotKey } from '../http/authenticate.ts';
+import { viewFor as redactedView } from '../http/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
 import { setShownNumber, viewFor } from '../http/recordView.ts';
-import type { Platform } from '../domain/record.ts';
 
 type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string };
 
 export const markRead =
-  ({ store, bots, validateResponses }: AppDeps): Handler =>
+  ({ store, bots, adminTokenHash, validateResponses }: AppDeps): Handler =>
   async (req, res) => {
     const { platform: named, message_number: number } = queryOf(req, 'markRead');
-    // A token's holder acts for no platform in particular, so it must name one (a bot key's is its own).
+    // A token's holder acts for no platform in particular, so it must name one (a bot key's is its own;
+    // the admin token, also a bearer, is told to name one once it is known to be that).
     if (named === undefined && !presentsBotKey(req)) {
       throw invalid([
         {
@@ -24,17 +26,22 @@ export const markRead =
       ]);
     }
     const id = pathParam(req, 'endpoint');
+    let actor: Actor | undefined;
     let marked: Platform | undefined;
-    const result = await store.update<MarkReadResult | Refused>(id, (current) => {
-      const actor = authenticate(req, current, bots);
+    const result = await store.update<MarkReadResult | Refused | { kind: 'no platform' }>(id, (current) => {
+      actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
-      const acting = actor.kind === 'bot' ? actor.platform : undefined;
+      const acting = actingPlatform(actor);
       const refusal = platformRefusal(acting, named, 'platform');
       if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
-      marked = platformToMark(acting, named)!;
+      marked = platformToMark(acting, named);
+      if (marked === undefined) return { result: { kind: 'no platform' } };
       return decideMarkRead(current, marked, number);
     });
-    if (result.kind === 'unauthorized') throw unauthorized();
+    if (result.kind === 'unauthorized' || !actor) throw unauthorized();
+    if (result.kind === 'no platform') {
+      throw invalid([{ parameter: 'platform', in: 'query', message: 'is required when authenticating with the admin token' }]);
+    }
     if (result.kind === 'forbidden') throw forbidden(result.detail);
     if (result.kind === 'no such message') {
       throw new HttpProblem(409, `There is no message ${number} (the newest is ${result.newest}); nothing was marked.`);
@@ -43,5 +50,6 @@ export const markRead =
     const { row } = result;
     const view = await viewFor(store, id, { record: row.record, recordJson: JSON.stringify(row.record), state: row.state }, marked);
     setShownNumber(res, view);
-    replyJsonText(res, 'markRead', 200, view.json, view.record, validateResponses);
+    const seen = redactedView(actor, view.record(), view.json);
+    replyJsonText(res, 'markRead', 200, seen.json, () => seen.record, validateResponses);
   };

@@ -1,20 +1,33 @@
 import { decideRemoval, type RemovalResult } from '../domain/removal.ts';
-import { authenticate } from '../http/authenticate.ts';
+import { refusalDetail, removalRefusals } from '../domain/botRights.ts';
+import type { Issue } from '../domain/issues.ts';
+import { type Actor, actingPlatform, authenticate } from '../http/authenticate.ts';
+import { viewFor } from '../http/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { setMessageNumber } from '../http/messageNumber.ts';
 import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
-import { invalid, unauthorized } from '../http/problem.ts';
+import { forbidden, invalid, unauthorized } from '../http/problem.ts';
 
 export const removeFromEndpoint =
-  ({ store, bots, validateResponses }: AppDeps): Handler =>
+  ({ store, bots, adminTokenHash, validateResponses }: AppDeps): Handler =>
   async (req, res) => {
     const { token: _token, ...params } = queryOf(req, 'removeFromEndpoint');
     // Authentication, the removal rules and the outbox commit in one transaction.
-    const result = await store.update<RemovalResult | { kind: 'unauthorized' }>(pathParam(req, 'endpoint'), (current) =>
-      authenticate(req, current, bots) && current ? decideRemoval(current, params) : { result: { kind: 'unauthorized' } },
-    );
-    if (result.kind === 'unauthorized') throw unauthorized();
+    let actor: Actor | undefined;
+    type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string; issues: Issue[] };
+    const result = await store.update<RemovalResult | Refused>(pathParam(req, 'endpoint'), (current) => {
+      actor = authenticate(req, current, { bots, adminTokenHash });
+      if (!actor || !current) return { result: { kind: 'unauthorized' } };
+      const acting = actingPlatform(actor);
+      const issues = acting === undefined ? [] : removalRefusals(current.record, acting, params);
+      if (acting !== undefined && issues.length > 0)
+        return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
+      return decideRemoval(current, params);
+    });
+    if (result.kind === 'unauthorized' || !actor) throw unauthorized();
+    if (result.kind === 'forbidden') throw forbidden(result.detail, result.issues);
     if (result.kind === 'invalid') throw invalid(result.issues);
     setMessageNumber(res, result.state);
-    replyJsonText(res, 'removeFromEndpoint', 200, result.json, () => result.record, validateResponses);
+    const view = viewFor(actor, result.record, result.json);
+    replyJsonText(res, 'removeFromEndpoint', 200, view.json, () => view.record, validateResponses);
   };

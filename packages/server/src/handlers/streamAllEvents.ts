@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import type { Platform } from '../domain/record.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, queryOf } from '../http/operations.ts';
 import { authenticateBot, presentsAdminToken } from '../http/authenticate.ts';
@@ -16,6 +17,8 @@ export interface AllEventsAccess {
   stillAllowed: () => Promise<boolean>;
   /** The bot whose key opened it: rotating or deleting that key ends the stream. */
   bot?: string;
+  /** That key's platform: the stream shows only endpoints where it takes part (botChanges.ts). */
+  platform?: Platform;
 }
 
 /**
@@ -28,6 +31,7 @@ export function allEventsAccess(req: Request, { adminTokenHash, bots }: AppDeps)
     return {
       key: `all:bot:${bot.bot}`,
       bot: bot.bot,
+      platform: bot.platform,
       // Re-checked at heartbeats: a key rotated or deleted on another instance ends the stream too.
       stillAllowed: async () => {
         await bots.fresh();
@@ -59,6 +63,7 @@ export const streamAllEvents =
       streams: events,
       key: access.key,
       bot: access.bot,
+      platform: access.platform,
       stillAllowed: access.stillAllowed,
       resume: resumeAtPosition(req.headers['last-event-id'], last_event_id),
       req,

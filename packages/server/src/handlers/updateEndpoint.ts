@@ -1,14 +1,16 @@
 import { webhookBody } from '../delivery/payload.ts';
 import { platformRefusal } from '../domain/actingPlatform.ts';
+import { refusalDetail, updateRefusals } from '../domain/botRights.ts';
+import type { Issue } from '../domain/issues.ts';
 import { decideUpdate, type UpdateResult } from '../domain/updateDecision.ts';
-import { authenticate } from '../http/authenticate.ts';
+import { type Actor, actingPlatform, authenticate } from '../http/authenticate.ts';
+import { viewFor as redactedView } from '../http/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
 import { setShownNumber, viewFor } from '../http/recordView.ts';
-import type { Platform } from '../domain/record.ts';
 
-type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string };
+type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string; issues?: Issue[] };
 
 /** What a client refused for a full queue is told to wait: platforms read at bot speed. */
 export const QUEUE_FULL_RETRY_AFTER_SECONDS = 5;
@@ -17,6 +19,7 @@ export const updateEndpoint =
   ({
     store,
     bots,
+    adminTokenHash,
     allowPrivateWebhooks,
     clock,
     messageTtlMs,
@@ -28,18 +31,21 @@ export const updateEndpoint =
     const { token: _token, ...params } = queryOf(req, 'updateEndpoint');
     const context = { allowPrivateWebhooks, messageTtlMs, webhookBody, now: clock(), queueLimits: messageQueueLimits };
     const id = pathParam(req, 'endpoint');
-    let acting: Platform | undefined;
     // Authentication, the update rules, the lifecycle, the message log and the outbox all commit in one transaction.
+    let actor: Actor | undefined;
     const result = await store.update<UpdateResult | Refused>(id, (current) => {
-      const actor = authenticate(req, current, bots);
+      actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
-      acting = actor.kind === 'bot' ? actor.platform : undefined;
+      const acting = actingPlatform(actor);
       const refusal = platformRefusal(acting, params.sender, 'sender');
       if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
+      const issues = acting === undefined ? [] : updateRefusals(current.record, acting, params);
+      if (acting !== undefined && issues.length > 0)
+        return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
       return decideUpdate(current, params, context);
     });
-    if (result.kind === 'unauthorized') throw unauthorized();
-    if (result.kind === 'forbidden') throw forbidden(result.detail);
+    if (result.kind === 'unauthorized' || !actor) throw unauthorized();
+    if (result.kind === 'forbidden') throw forbidden(result.detail, result.issues);
     if (result.kind === 'invalid') throw invalid(result.issues);
     if (result.kind === 'queue full') {
       res.setHeader('Retry-After', String(QUEUE_FULL_RETRY_AFTER_SECONDS));
@@ -50,8 +56,9 @@ export const updateEndpoint =
     // (its meta showing the newest message: with trigger=true, the one just accepted).
     const view =
       params.only_check === true
-        ? await viewFor(store, id, { record: result.record, recordJson: result.json, state: result.state }, acting)
+        ? await viewFor(store, id, { record: result.record, recordJson: result.json, state: result.state }, actingPlatform(actor))
         : { json: result.json, record: () => result.record, number: result.state.pendingSince === null ? undefined : result.state.seq };
     setShownNumber(res, view);
-    replyJsonText(res, 'updateEndpoint', 200, view.json, view.record, validateResponses);
+    const seen = redactedView(actor, view.record(), view.json);
+    replyJsonText(res, 'updateEndpoint', 200, seen.json, () => seen.record, validateResponses);
   };

@@ -144,7 +144,7 @@ export function createApp(deps: AppDeps): Express {
   const queryNames = queryNameCheck(bundledSpecPath);
   app.use(
     inOneLayer([
-      requestLog(app, deps.logger, [requestMetrics(deps), deps.rateLimits.observe]),
+      requestLog(app, deps.logger, [requestMetrics(deps), deps.rateLimits.observe], deps.adminTokenHash),
       // A JSON API's headers, not a web page's (see JSON_API_HEADERS).
       securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra),
       ...(deps.corsOrigins.length > 0 ? [corsPolicy(deps)] : []), // nothing at all when CORS is off

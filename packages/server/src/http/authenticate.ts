@@ -1,17 +1,28 @@
 // Who acts on a record operation: the holder of the endpoint's token (the `token` query parameter),
-// or a bot of one platform (a bot key in `Authorization: Bearer`, valid for every endpoint). Every
+// the operator (the admin token in `Authorization: Bearer`), or a bot of one platform (a bot key in
+// `Authorization: Bearer`, valid only on endpoints where its platform takes part). Every
 // record operation authenticates through `authenticate`. The credential is hashed once per request:
 // the per-endpoint rate limit keys its bucket by the same digest. Only digests are kept, never the
 // token or key.
 import type { Request, RequestHandler } from 'express';
 import type { BotKeyCache } from '../bots/keyCache.ts';
-import type { Platform } from '../domain/record.ts';
+import { takesPart } from '../domain/botRights.ts';
+import type { EndpointRecord, Platform } from '../domain/record.ts';
 import { digestsMatch, hashToken, tokenMatchesDigest } from '../tokens.ts';
 import { openapiOf } from './operations.ts';
 import { unauthorizedDetail } from './errors.ts';
 import { HttpProblem, invalid } from './problem.ts';
 
-export type Actor = { kind: 'token' } | { kind: 'bot'; bot: string; platform: Platform };
+export type Actor = { kind: 'token' } | { kind: 'admin' } | { kind: 'bot'; bot: string; platform: Platform };
+
+/** What authenticating a bearer credential needs: the bot keys, and the admin token's digest (undefined: no admin API). */
+export interface Credentials {
+  bots: BotKeyCache;
+  adminTokenHash: Uint8Array | undefined;
+}
+
+/** The platform a request acts for: a bot key's; none for a token or the admin token (they name one). */
+export const actingPlatform = (actor: Actor): Platform | undefined => (actor.kind === 'bot' ? actor.platform : undefined);
 
 type Credential = { kind: 'token' | 'botKey'; digest: Buffer };
 
@@ -72,16 +83,25 @@ export function credentialCheck(bots: BotKeyCache): RequestHandler {
 }
 
 /**
- * Who the request acts as on `found`, or undefined. Every case makes one constant-time digest
- * comparison: a missing endpoint and an unknown bot key are compared against a fixed digest, so the
- * answer's timing tells neither whether an endpoint exists nor whether a key is close to one.
+ * Who the request acts as on `found`, or undefined. Every case makes the same constant-time digest
+ * comparisons: a missing endpoint and an unknown bot key are compared against a fixed digest, so the
+ * answer's timing tells neither whether an endpoint exists nor whether a key is close to one. A bot
+ * key on an endpoint where its platform takes no part is undefined too: the same answer as a wrong
+ * token, so a key cannot tell which endpoints exist.
  */
-export function authenticate(req: Request, found: { tokenHash: Uint8Array } | undefined, bots: BotKeyCache): Actor | undefined {
+export function authenticate(
+  req: Request,
+  found: { tokenHash: Uint8Array; record: EndpointRecord } | undefined,
+  { bots, adminTokenHash }: Credentials,
+): Actor | undefined {
   const credential = credentialOf(req);
   if (credential?.kind === 'botKey') {
     // The key is compared whether or not the endpoint exists, so timing does not tell which.
     const bot = botOf(credential.digest, bots);
-    return bot && found !== undefined ? bot : undefined;
+    const admin = digestsMatch(adminTokenHash, credential.digest);
+    if (found === undefined) return undefined;
+    if (bot) return takesPart(found.record, bot.platform) ? bot : undefined;
+    return admin ? { kind: 'admin' } : undefined;
   }
   return digestsMatch(found?.tokenHash, credential?.digest) ? { kind: 'token' } : undefined;
 }

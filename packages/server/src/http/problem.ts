@@ -40,7 +40,7 @@ export class HttpProblem extends Error {
 
 export const UNAUTHORIZED_DETAIL = 'The token is missing or not valid for this endpoint.';
 export const unauthorized = () => new HttpProblem(401, UNAUTHORIZED_DETAIL);
-export const forbidden = (detail: string) => new HttpProblem(403, detail);
+
 export const ADMIN_UNAUTHORIZED_DETAIL = 'The admin token is missing or wrong.';
 /** For an operation that takes a bot key or the admin token: which one was meant is not told. */
 export const KEY_OR_ADMIN_UNAUTHORIZED_DETAIL = 'The bot key or admin token is missing or wrong.';
@@ -75,6 +75,9 @@ function oncePerParameter(issues: Issue[]): Issue[] {
   }
   return [...byKey.values()];
 }
+
+/** A valid credential that may not do this; `errors` names the parameters (as many as a 400 lists). */
+export const forbidden = (detail: string, errors?: Issue[]) => new HttpProblem(403, detail, errors?.slice(0, MAX_ISSUES));
 
 export function invalid(all: Issue[]): HttpProblem {
   const issues = oncePerParameter(all);

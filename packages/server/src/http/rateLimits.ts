@@ -4,7 +4,10 @@
 // limits hold across instances. Each limit is off when set to 0.
 //
 // Failures are counted per address and endpoint because one bot host serves many communities from one
-// address: a stale token of one of them must not cost the others their answers.
+// address: a stale token of one of them must not cost the others their answers. Failures with a bot key
+// (a bearer credential) are counted per address, key and endpoint for the same reason: a bot host runs
+// several bots, and one stale key after a rotation must block only itself, not the host's other keys
+// (a key is 432 random bits; guessing one is bounded by the per-address ceiling).
 import type { Request, RequestHandler, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.ts';
@@ -12,7 +15,7 @@ import { openapiOf } from './operations.ts';
 import { openSharedCounters, type SharedCounters, type WindowLimit, type WindowLimiter } from '../store/postgresCounters.ts';
 import { HttpProblem } from './problem.ts';
 import { hashToken } from '../tokens.ts';
-import { presentedCredentialDigest } from './authenticate.ts';
+import { presentedCredentialDigest, presentsBotKey } from './authenticate.ts';
 import type { CompletionObserver } from './requestLog.ts';
 
 /** Requests without a token share one bucket per endpoint (the validator rejects them anyway). */
@@ -99,9 +102,14 @@ function endpointKey(req: Request): string {
   return `${endpoint}:${(presentedCredentialDigest(req) ?? NO_TOKEN).toString('base64url', 0, 12)}`;
 }
 
-/** What a failed authentication was against: the endpoint of the path, or the admin API as one. */
+/**
+ * What a failed authentication was against: the endpoint of the path (or none: lookup, the stream of
+ * all changes), with the bot key when one is presented; or the admin API as one.
+ */
 function credentialScope(req: Request, tokenAuth: boolean): string {
-  return tokenAuth ? `endpoint ${openapiOf(req).pathParams?.endpoint ?? ''}` : 'admin';
+  if (!tokenAuth) return 'admin';
+  const endpoint = `endpoint ${openapiOf(req).pathParams?.endpoint ?? ''}`;
+  return presentsBotKey(req) ? `key ${presentedCredentialDigest(req)!.toString('base64url', 0, 12)} ${endpoint}` : endpoint;
 }
 
 export async function createRateLimits(settings: RateLimitSettings, logger: Logger): Promise<RateLimits> {
@@ -180,7 +188,9 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
           addressBlock !== undefined
             ? 'from this address'
             : tokenAuth
-              ? 'for this endpoint from this address'
+              ? presentsBotKey(req)
+                ? 'with this key from this address'
+                : 'for this endpoint from this address'
               : 'for the admin API from this address';
         return next(new HttpProblem(429, `Too many failed authentications ${what}; retry later.`));
       }

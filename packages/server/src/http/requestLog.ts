@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger.ts';
 import { redactUrl } from './redactUrl.ts';
-import { BOT_KEY_PREFIX, TOKEN_PREFIX } from '../tokens.ts';
+import { BOT_KEY_PREFIX, TOKEN_PREFIX, tokenMatchesDigest } from '../tokens.ts';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -17,11 +17,16 @@ declare module 'http' {
   }
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
- * Ids are logged and echoed, so one that may hold an endpoint token or bot key is replaced, never
- * kept: one with the token or key prefix anywhere, or with a run of 40 or more token characters (a token's random part is
- * 67 or more; request ids in use, UUIDs and W3C trace ids, have runs of at most 32).
+ * A client's id is kept only when it looks like an id: at most 64 characters of `A-Z a-z 0-9 . _ -`
+ * (UUIDs, ULIDs, trace ids). Anything else, which may be a secret pasted into the wrong header, is
+ * replaced by a generated id and neither logged nor echoed.
+ */
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/**
+ * Ids are logged and echoed, so one that may hold a credential is replaced too: one with the token
+ * or key prefix anywhere, a run of 40 or more token characters (a token's random part is 67 or more;
+ * UUIDs have runs of at most 36), or the admin token itself (which may look like an id).
  */
 const mayHoldToken = (id: string) => id.includes(TOKEN_PREFIX) || id.includes(BOT_KEY_PREFIX) || /[A-Za-z0-9_-]{40}/.test(id);
 
@@ -31,7 +36,12 @@ const CLIENT_CLOSED_REQUEST = 499;
 /** Told of every request when its response has closed, with how long it took (ms). */
 export type CompletionObserver = (req: Request, res: Response, elapsedMs: number) => void;
 
-export function requestLog(app: Express, logger: Logger, observers: CompletionObserver[] = []): RequestHandler {
+export function requestLog(
+  app: Express,
+  logger: Logger,
+  observers: CompletionObserver[] = [],
+  adminTokenHash?: Uint8Array,
+): RequestHandler {
   // `req.log` is a getter on this app's request prototype, defined once: defining it on each request
   // object turned every request into a slow (dictionary-mode) object for all later middleware.
   const children = new WeakMap<Request, Logger>();
@@ -45,7 +55,13 @@ export function requestLog(app: Express, logger: Logger, observers: CompletionOb
   });
   return (req, res, next) => {
     const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && REQUEST_ID.test(given) && !mayHoldToken(given) ? given : randomUUID();
+    const id =
+      typeof given === 'string' &&
+      REQUEST_ID.test(given) &&
+      !mayHoldToken(given) &&
+      !(adminTokenHash && tokenMatchesDigest(adminTokenHash, given))
+        ? given
+        : randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const started = performance.now();

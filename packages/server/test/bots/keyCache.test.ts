@@ -45,4 +45,28 @@ describe('BotKeyCache', () => {
     await cache.fresh();
     expect(cache.find(hashToken('old'))).toBeUndefined();
   });
+
+  it('when a read finds a key rotated or a bot deleted elsewhere, then onRevoked names each such bot once, and an unchanged or new one never', async () => {
+    const table: StoredBot[] = [
+      { id: 'rotated', platform: 'chat_b', keyHash: hashToken('r1') },
+      { id: 'deleted', platform: 'chat_c', keyHash: hashToken('d1') },
+      { id: 'kept', platform: 'chat_a', keyHash: hashToken('k1') },
+    ];
+    let now = 0;
+    const revoked: string[] = [];
+    const cache = new BotKeyCache(
+      { listBots: async () => table.map((b) => ({ ...b })) },
+      { clock: () => now, onRevoked: (bot) => revoked.push(bot) },
+    );
+    await cache.fresh();
+    table[0]!.keyHash = hashToken('r2');
+    table.splice(1, 1);
+    table.push({ id: 'added', platform: 'chat_d', keyHash: hashToken('a1') });
+    now += BOT_KEYS_MAX_AGE_MS;
+    await cache.fresh();
+    expect(revoked.sort()).toEqual(['deleted', 'rotated']);
+    now += BOT_KEYS_MAX_AGE_MS;
+    await cache.fresh();
+    expect(revoked).toHaveLength(2);
+  });
 });

@@ -18,8 +18,17 @@ const nextId = (prefix: string) => `${prefix}-${++counter}`;
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const adminHeaders = () => ({ authorization: `Bearer ${h.server.adminToken}`, 'content-type': 'application/json' });
 
-async function newBot(platform: 'chat_a' | 'chat_b' | 'chat_c' | 'chat_d' = 'chat_b') {
+type Platform = 'chat_a' | 'chat_b' | 'chat_c' | 'chat_d';
+
+async function newBot(platform: Platform = 'chat_b') {
   return h.client.createBot(nextId('bot'), platform);
+}
+
+/** An endpoint where `platform` takes part (its token bridged a channel of it): a key of it acts there. */
+async function joined(platform: Platform = 'chat_b') {
+  const endpoint = await h.endpoint();
+  await h.client.updateEndpoint(endpoint.id, endpoint.token, { [`channel_${platform}`]: nextId(`channel-${platform}`) });
+  return endpoint;
 }
 
 /** Reads a response body to its end; resolves with what was read. */
@@ -58,7 +67,7 @@ describe('bot admin operations', () => {
       body: JSON.stringify({ id: bot.id, platform: 'chat_c' }),
     });
     expect(again).toMatchObject({ status: 409, type: expect.stringContaining('application/problem+json') });
-    const { id } = await h.endpoint();
+    const { id } = await joined();
     expect((await raw(`${h.server.url}/${id}`, { headers: bearer(bot.key) })).status).toBe(200);
   });
 
@@ -81,10 +90,11 @@ describe('bot admin operations', () => {
 describe('a bot key on the record operations', () => {
   it('when a chat_b key reads and updates two endpoints, then both answer as with their tokens, acting as chat_b', async () => {
     const bot = await newBot('chat_b');
-    const [one, two] = [await h.endpoint(), await h.endpoint()];
+    const [one, two] = [await joined('chat_b'), await joined('chat_b')];
     const client = createChatbridgeClient({ baseUrl: h.server.url, botKey: bot.key });
-    for (const { id } of [one, two]) {
-      const record = await client.updateEndpoint(id, { message_content: 'hi', sender: 'chat_b', trigger: true, channel_chat_a: '11111' });
+    for (const { id, token } of [one, two]) {
+      await h.client.updateEndpoint(id, token, { channel_chat_a: '11111' }); // a platform to relay to
+      const record = await client.updateEndpoint(id, { message_content: 'hi', sender: 'chat_b', trigger: true, channel_chat_b: '22222' });
       expect(record.meta.sender).toBe('chat_b');
       expect((await client.getEndpoint(id)).meta.message.content).toBe('hi');
     }
@@ -92,7 +102,7 @@ describe('a bot key on the record operations', () => {
 
   it('when a chat_b key sends as chat_a, then 403 forbidden and nothing is applied', async () => {
     const bot = await newBot('chat_b');
-    const { id, token } = await h.endpoint();
+    const { id, token } = await joined('chat_b');
     const before = await h.client.getEndpoint(id, token);
     const answer = await raw(`${h.server.url}/update/${id}?sender=chat_a&trigger=true&message_content=spoof&blacklist=word`, {
       method: 'POST',
@@ -158,7 +168,7 @@ describe('a bot key on the record operations', () => {
 
   it('when a key is rotated, then the old key is refused, the new one works, and streams opened with the old one end', async () => {
     const bot = await newBot();
-    const { id } = await h.endpoint();
+    const { id } = await joined();
     const stream = await fetch(`${h.server.url}/events/${id}`, { headers: { ...bearer(bot.key), accept: 'text/event-stream' } });
     expect(stream.status).toBe(200);
     const ended = readToEnd(stream);
@@ -170,7 +180,7 @@ describe('a bot key on the record operations', () => {
 
   it('when a bot is deleted, then its key is refused and its streams end', async () => {
     const bot = await newBot();
-    const { id } = await h.endpoint();
+    const { id } = await joined();
     const stream = await fetch(`${h.server.url}/events/${id}`, { headers: { ...bearer(bot.key), accept: 'text/event-stream' } });
     const ended = readToEnd(stream);
     await h.client.deleteBot(bot.id);
@@ -204,6 +214,7 @@ describe('bot keys and the log', () => {
     try {
       const admin = createChatbridgeClient({ baseUrl: server.url, adminToken: server.adminToken });
       const { id, token } = await admin.createEndpoint('logged-bot-1');
+      await admin.updateEndpoint(id, token, { channel_chat_b: '22222' });
       const bot = await admin.createBot('logged-bot', 'chat_b');
       const client = createChatbridgeClient({ baseUrl: server.url, botKey: bot.key });
       await client.updateEndpoint(id, { message_content: 'x', sender: 'chat_b' });
@@ -232,7 +243,7 @@ describe('bot keys and the log', () => {
 describe('bot keys on lookup and removal', () => {
   it('when a bot looks up a channel with its key, then it finds the endpoint and bridge, whichever platform the channel is on', async () => {
     const bot = await newBot('chat_b');
-    const { id, token } = await h.endpoint();
+    const { id, token } = await joined('chat_b');
     const channel = nextId('channel-a');
     expect((await raw(`${h.server.url}/update/${id}?token=${token}&channel_chat_a=${channel}`, { method: 'POST' })).status).toBe(200);
     const found = await raw(`${h.server.url}/lookup?platform=chat_a&channel=${channel}`, { headers: bearer(bot.key) });
@@ -245,15 +256,20 @@ describe('bot keys on lookup and removal', () => {
     expect((await raw(`${h.server.url}/lookup?platform=chat_a&channel=${channel}`, { headers: bearer(rotated.key) })).status).toBe(200);
   });
 
-  it('when a bot removes a blacklist word with its key, then the record changes; with a token as well, then 400 and nothing changes', async () => {
+  it("when a bot removes its own log channel with its key, then the record changes; the blacklist is the community's (403); with a token as well, then 400", async () => {
     const bot = await newBot('chat_c');
-    const { id, token } = await h.endpoint();
-    expect((await raw(`${h.server.url}/update/${id}?token=${token}&blacklist=spam,ham`, { method: 'POST' })).status).toBe(200);
-    const both = await raw(`${h.server.url}/remove/${id}?token=${token}&blacklist=ham`, { method: 'POST', headers: bearer(bot.key) });
+    const { id, token } = await joined('chat_c');
+    expect((await raw(`${h.server.url}/update/${id}?token=${token}&blacklist=spam,ham&log_chat_c=log-c`, { method: 'POST' })).status).toBe(
+      200,
+    );
+    const both = await raw(`${h.server.url}/remove/${id}?token=${token}&log_chat_c=true`, { method: 'POST', headers: bearer(bot.key) });
     expect(both.status).toBe(400);
-    const removed = await raw(`${h.server.url}/remove/${id}?blacklist=spam`, { method: 'POST', headers: bearer(bot.key) });
+    const removed = await raw(`${h.server.url}/remove/${id}?log_chat_c=true`, { method: 'POST', headers: bearer(bot.key) });
     expect(removed.status).toBe(200);
-    expect(removed.body.config.blacklist).toEqual(['ham']);
+    expect(removed.body.config.logs.chat_c).toBeNull();
+    const community = await raw(`${h.server.url}/remove/${id}?blacklist=spam`, { method: 'POST', headers: bearer(bot.key) });
+    expect(community.status).toBe(403);
+    expect(community.body.errors).toContainEqual(expect.objectContaining({ parameter: 'blacklist' }));
     const wrong = await raw(`${h.server.url}/remove/${id}?blacklist=ham`, {
       method: 'POST',
       headers: bearer(`${bot.key.slice(0, -1)}${bot.key.endsWith('A') ? 'B' : 'A'}`),
@@ -263,9 +279,9 @@ describe('bot keys on lookup and removal', () => {
 });
 
 describe('a bot key on the stream of all changes', () => {
-  it('when a bot follows GET /events with its key, then it sees a change of any endpoint with its message number; rotating the key ends the stream', async () => {
+  it('when a bot follows GET /events with its key, then it sees a change of an endpoint where its platform takes part, with its message number; rotating the key ends the stream', async () => {
     const bot = await newBot('chat_c');
-    const { id, token } = await h.endpoint();
+    const { id, token } = await joined('chat_c');
     const stream = await fetch(`${h.server.url}/events`, { headers: { ...bearer(bot.key), accept: 'text/event-stream' } });
     expect(stream.status).toBe(200);
     const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();

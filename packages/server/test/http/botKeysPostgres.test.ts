@@ -30,7 +30,8 @@ describe.skipIf(!BASE_URL)('bot keys across two instances on PostgreSQL', () => 
     // Only Date is faked: the key copy's age follows it; the servers' own timers stay real.
     vi.useFakeTimers({ toFake: ['Date'] });
     const admin = createChatbridgeClient({ baseUrl: one.url, adminToken: one.adminToken });
-    await one.provision('shared');
+    const token = await one.provision('shared');
+    await admin.updateEndpoint('shared', token, { channel_chat_b: '22222' }); // chat_b takes part: its key acts there
     const bot = await admin.createBot('roaming-bot', 'chat_b');
     const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } });
     expect((await raw(`${two.url}/shared`, bearer(bot.key))).status).toBe(200);
