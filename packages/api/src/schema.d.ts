@@ -219,7 +219,7 @@ export interface paths {
          *     | `index`, `only_check` | always: they change nothing by themselves; the list parameters beside `index` are judged on their own |
          *     | `sender` | only `sender=P` (`403` otherwise) |
          *     | `sender_channel`, `message_*`, `trigger=true` | only with `sender=P` in the same request, and, while another platform's message is the newest, only with `trigger=true` (a new message of P's is queued after it; editing or taking over someone else's message is refused) |
-         *     | `trigger=false` | only while nothing is unread (it withdraws every unread message, whoever sent it: that takes the endpoint token) |
+         *     | `trigger=false` | only while every unread message is P's own (it withdraws every unread message; withdrawing another platform's takes the endpoint token) |
          *     | `blacklist`, `allowed_ids`, `selfuse`, `beta` | never: community-wide, the endpoint token's |
          *
          *     A request with any parameter the key may not send is answered `403` (`forbidden`), with one

@@ -7,6 +7,7 @@
 // The tables below are the rule; the spec and SECURITY.md print them.
 import type { operations } from '@chatbridge/api';
 import { type Issue, queryIssue } from './issues.ts';
+import type { QueuedMessage } from './messageQueue.ts';
 import { type EndpointRecord, type Platform, PLATFORMS } from './record.ts';
 
 type UpdateParams = Omit<NonNullable<operations['updateEndpoint']['parameters']['query']>, 'token'>;
@@ -22,8 +23,8 @@ export const takesPart = (record: EndpointRecord, platform: Platform): boolean =
  * - `own platform`: only the platform the parameter names (`channel_X`, `log_X`, `webhook_X`).
  * - `own message`: the message in flight, only with `sender` = the key's platform, and not while
  *   another platform's message is pending unless the request starts a new one (`trigger=true`).
- * - `own message to end`: `trigger=false` withdraws every unread message, whoever sent it, so a key
- *   may send it only while nothing is unread (where it changes nothing).
+ * - `own message to end`: `trigger=false` withdraws every unread message, so a key may send it only
+ *   while every unread message is its platform's own.
  * - `endpoint token`: community-wide settings; never with a bot key.
  */
 export type BotRight = 'any' | 'own platform' | 'own message' | 'own message to end' | 'endpoint token';
@@ -87,7 +88,12 @@ const otherPlatform = (parameter: string, acting: Platform): string | undefined 
  * What a bot key acting for `acting` may not do of this update, one issue per parameter (empty:
  * everything is its own). The caller has checked that `acting` takes part in the endpoint.
  */
-export function updateRefusals(record: EndpointRecord, acting: Platform, params: UpdateParams): Issue[] {
+export function updateRefusals(
+  record: EndpointRecord,
+  acting: Platform,
+  params: UpdateParams,
+  queue: readonly Pick<QueuedMessage, 's'>[] = [],
+): Issue[] {
   const issues: Issue[] = [];
   const pendingFrom = record.meta.trigger ? record.meta.sender : undefined;
   const othersPending = record.meta.trigger && pendingFrom !== acting;
@@ -98,9 +104,12 @@ export function updateRefusals(record: EndpointRecord, acting: Platform, params:
     else if (parameter === 'blacklist' || parameter === 'allowed_ids' || parameter === 'selfuse' || parameter === 'beta') {
       issues.push(queryIssue(parameter, TOKEN_ONLY));
     } else if (parameter === 'trigger' && value === false) {
-      // It withdraws every unread message, whoever sent it: a community's decision.
-      if (record.meta.trigger)
-        issues.push(queryIssue(parameter, 'false would withdraw every unread message, whoever sent it: that takes the endpoint token'));
+      // It withdraws every unread message: the key's own to withdraw only when it sent them all.
+      const others = queue.filter((m) => m.s !== acting).length;
+      if (others > 0)
+        issues.push(
+          queryIssue(parameter, `false would withdraw ${others} unread message(s) another platform sent: that takes the endpoint token`),
+        );
     } else if ((MESSAGE_PARAMETERS as readonly string[]).includes(parameter) || parameter === 'trigger') {
       if (params.sender !== acting) {
         if (parameter !== 'sender') issues.push(queryIssue(parameter, `is part of a message: send sender=${acting} with it`));

@@ -57,7 +57,7 @@ export function afterUpdate(previous: Pick<Row, 'state'>, record: EndpointRecord
     const number = seq + 1;
     const message = JSON.stringify(record.meta.message);
     const unread = PLATFORMS.reduce((mask, p) => (record.meta.read[p] ? mask : mask | PLATFORM_BITS[p]), 0);
-    const next = enqueue(queue, { n: number, u: unread, at: now, b: Buffer.byteLength(message) });
+    const next = enqueue(queue, { n: number, u: unread, at: now, b: Buffer.byteLength(message), s: record.meta.sender });
     const append = { number, sender: record.meta.sender, senderChannel: record.meta['sender-channel'], message, unread, createdAt: now };
     return { row: settle({ record, state: stateOf(number, next) }), messages: { append } };
   }

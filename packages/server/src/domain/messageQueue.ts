@@ -22,6 +22,8 @@ export interface QueuedMessage {
   at: number;
   /** Its content's size in UTF-8 bytes (what the byte bound counts). */
   b: number;
+  /** The platform that sent it (absent for messages queued before senders were kept). */
+  s?: Platform | null;
 }
 
 export interface QueueLimits {

@@ -39,7 +39,7 @@ export const updateEndpoint =
       const acting = actingPlatform(actor);
       const refusal = platformRefusal(acting, params.sender, 'sender');
       if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
-      const issues = acting === undefined ? [] : updateRefusals(current.record, acting, params);
+      const issues = acting === undefined ? [] : updateRefusals(current.record, acting, params, current.state.queue);
       if (acting !== undefined && issues.length > 0)
         return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
       return decideUpdate(current, params, context);

@@ -93,6 +93,7 @@ function queueProblem(q: unknown): string | undefined {
   if (!isObject(q)) return 'must be an object';
   if (!isCount(q.n) || q.n < 1 || !isMask(q.u) || q.u === 0 || !isCount(q.at) || !isCount(q.b))
     return 'n must be a positive integer, u a non-empty platform mask, at and b non-negative integers';
+  if (q.s !== undefined && q.s !== null && !PLATFORMS.includes(q.s as Platform)) return `s must be null or one of ${PLATFORMS.join(', ')}`;
   return undefined;
 }
 
@@ -120,7 +121,7 @@ function logOfPendingRecord(
         createdAt: pendingSince,
       },
     ],
-    queue: unread === 0 ? [] : [{ n: seq, u: unread, at: pendingSince, b: Buffer.byteLength(message) }],
+    queue: unread === 0 ? [] : [{ n: seq, u: unread, at: pendingSince, b: Buffer.byteLength(message), s: record.meta.sender }],
   };
 }
 
@@ -221,7 +222,7 @@ export function parseBodyLine(text: string, schemas: SpecSchemas, version = EXPO
     if (numbers.size !== value.messages.length) return invalid('messages: each number once');
     if (!queue.every((q) => numbers.has(q.n))) return invalid('queue: every queued message must be among messages');
     log = {
-      queue: queue.map((q) => ({ n: q.n, u: q.u, at: q.at, b: q.b })),
+      queue: queue.map((q) => ({ n: q.n, u: q.u, at: q.at, b: q.b, ...(q.s !== undefined && { s: q.s }) })),
       messages: (value.messages as (Omit<LoggedMessage, 'message'> & { message: unknown })[]).map((m) => ({
         number: m.number,
         sender: m.sender,

@@ -69,16 +69,19 @@ describe('update rights of a chat_a key', () => {
     expect(named(updateRefusals(bridged(), 'chat_a', { message_content: 'hi', trigger: true }))).toEqual(['message_content', 'trigger']);
   });
 
-  it("when another platform's message is pending, then it may replace it with its own but neither edit, take over nor end it", () => {
+  it("when another platform's message is the newest, then it may queue its own after it but neither edit, take over nor withdraw it", () => {
     const r = pendingFrom('chat_b');
     expect(updateRefusals(r, 'chat_a', { sender: 'chat_a', message_content: 'mine', trigger: true })).toEqual([]);
     expect(named(updateRefusals(r, 'chat_a', { sender: 'chat_a', message_content: 'edit' }))).toEqual(['sender', 'message_content']);
-    expect(named(updateRefusals(r, 'chat_a', { trigger: false }))).toEqual(['trigger']);
+    expect(named(updateRefusals(r, 'chat_a', { trigger: false }, [{ s: 'chat_b' }]))).toEqual(['trigger']);
   });
 
-  it('when its own message is pending, or none is, then it may end it', () => {
-    expect(updateRefusals(pendingFrom('chat_a'), 'chat_a', { trigger: false })).toEqual([]);
-    expect(updateRefusals(bridged(), 'chat_a', { trigger: false })).toEqual([]);
+  it('when every unread message is its own, or none is unread, then it may withdraw them; with one of another platform, it may not', () => {
+    expect(updateRefusals(pendingFrom('chat_a'), 'chat_a', { trigger: false }, [{ s: 'chat_a' }, { s: 'chat_a' }])).toEqual([]);
+    expect(updateRefusals(bridged(), 'chat_a', { trigger: false }, [])).toEqual([]);
+    expect(
+      updateRefusals(pendingFrom('chat_a'), 'chat_a', { trigger: false }, [{ s: 'chat_c' }, { s: 'chat_a' }]).map((i) => i.parameter),
+    ).toEqual(['trigger']);
   });
 
   it('when the table is read, then every rule above has its line', () => {

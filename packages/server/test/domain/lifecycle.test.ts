@@ -54,7 +54,7 @@ describe('lifecycle', () => {
     const { row, messages } = afterUpdate(before, outcome.record, true, 5000);
     const text = JSON.stringify(outcome.record.meta.message);
     // chat_a (1) and chat_b (2) have to read it; chat_c sent it, chat_d has no channels.
-    expect(row.state).toEqual({ seq: 1, pendingSince: 5000, queue: [{ n: 1, u: 3, at: 5000, b: Buffer.byteLength(text) }] });
+    expect(row.state).toEqual({ seq: 1, pendingSince: 5000, queue: [{ n: 1, u: 3, at: 5000, b: Buffer.byteLength(text), s: 'chat_c' }] });
     expect(row.record.meta.read).toEqual({ chat_a: false, chat_b: false, chat_c: true, chat_d: true });
     expect(messages).toEqual({
       append: { number: 1, sender: 'chat_c', senderChannel: 'c-0000-chan', message: text, unread: 3, createdAt: 5000 },

@@ -61,7 +61,7 @@ describe('decideUpdate', () => {
 
   it('when a message is triggered on a self-user endpoint, then it becomes pending and a delivery is queued per webhook', () => {
     const decision = decideUpdate(bridged, message, context);
-    const state = { seq: 5, pendingSince: NOW, queue: [{ n: 5, u: 1, at: NOW, b: expect.any(Number) }] };
+    const state = { seq: 5, pendingSince: NOW, queue: [{ n: 5, u: 1, at: NOW, b: expect.any(Number), s: expect.any(String) }] };
     expect(decision.write?.state).toEqual(state);
     expect(decision.write?.record.meta.trigger).toBe(true);
     expect(decision.write?.deliveries).toEqual([{ platform: 'chat_a', url: HOOK_A, payload: 'body of hello', expiresAt: NOW + 30_000 }]);

@@ -309,8 +309,11 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
         // Position 1 holds only chat_b's channel and webhook: it may un-bridge it.
         const removed = await client.remove(c.id, { bridge: 1 });
         expect(removed.config.channels.chat_b).toEqual([c.channel('chat_b')]);
-        // It ends its own message.
+        // It withdraws unread messages only while they are all its own: chat_c's is still unread.
         await client.updateEndpoint(c.id, { sender: 'chat_b', message_content: 'mine', trigger: true });
+        expect((await client.updateEndpoint(c.id, { trigger: false }).catch((e: { status: number }) => e)).status).toBe(403);
+        expect((await post(`/update/${c.id}?token=${c.token}&trigger=false`)).status).toBe(200);
+        await client.updateEndpoint(c.id, { sender: 'chat_b', message_content: 'mine again', trigger: true });
         expect((await client.updateEndpoint(c.id, { trigger: false })).meta.trigger).toBe(false);
         const stream = await openSse(`${server.url}/events/${c.id}`, bearer(key));
         try {

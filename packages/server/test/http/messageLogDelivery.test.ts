@@ -49,7 +49,9 @@ afterAll(async () => {
 });
 
 const post = (server: TestServer, path: string, query: Record<string, string | boolean>) =>
-  fetch(`${server.url}${path}?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`, { method: 'POST' });
+  fetch(`${server.url}${path}?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`, {
+    method: 'POST',
+  });
 
 async function bridge(server: TestServer, id: string, hookUrl: string) {
   const token = await server.provision(id);

@@ -39,7 +39,7 @@ export const MESSAGE_LOG_MIGRATION = `
            pending_since
     FROM endpoints WHERE pending_since IS NOT NULL;
   UPDATE endpoints SET queue = (
-      SELECT json_array(json_object('n', m.number, 'u', m.unread, 'at', m.created_at, 'b', length(CAST(m.message AS BLOB))))
+      SELECT json_array(json_object('n', m.number, 'u', m.unread, 'at', m.created_at, 'b', length(CAST(m.message AS BLOB)), 's', m.sender))
       FROM messages m WHERE m.endpoint_id = endpoints.id AND m.number = endpoints.message_seq AND m.unread <> 0)
     WHERE pending_since IS NOT NULL
       AND EXISTS (SELECT 1 FROM messages m WHERE m.endpoint_id = endpoints.id AND m.number = endpoints.message_seq AND m.unread <> 0);

@@ -27,6 +27,6 @@ INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unre
          (CASE WHEN (record::json #>> '{meta,read,chat_d}')::boolean THEN 0 ELSE 8 END),
          pending_since
   FROM endpoints WHERE pending_since IS NOT NULL;
-UPDATE endpoints e SET queue = json_build_array(json_build_object('n', m.number, 'u', m.unread, 'at', m.created_at, 'b', octet_length(m.message)))::text
+UPDATE endpoints e SET queue = json_build_array(json_build_object('n', m.number, 'u', m.unread, 'at', m.created_at, 'b', octet_length(m.message), 's', m.sender))::text
   FROM messages m WHERE m.endpoint_id = e.id AND m.number = e.message_seq AND m.unread <> 0 AND e.pending_since IS NOT NULL;
 UPDATE endpoints SET pending_since = NULL WHERE queue = '[]';
