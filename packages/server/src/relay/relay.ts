@@ -33,7 +33,10 @@ export interface RelayOptions {
   pollMs?: number;
   /** On stop, how long attempts under way may still finish (default 5 s); the rest are cut short and released. */
   stopGraceMs?: number;
-  /** Deliveries claimed per pass and platform at most. */
+  /**
+   * Deliveries claimed per pass and platform at most (default 64). A webhook contributes one at a time
+   * (its oldest), so a pass serves up to this many webhooks of a platform.
+   */
   batchSize?: number;
   /**
    * Deliveries under way at once per webhook platform at most (default 256); a slow webhook holds
@@ -128,7 +131,7 @@ export class Relay {
       leaseMs: options.sender.attemptDeadlineMs + LEASE_MARGIN_MS,
       pollMs: 500,
       stopGraceMs: 5_000,
-      batchSize: 16,
+      batchSize: 64,
       maxInFlight: RELAY_SLOTS.perPlatform,
       maxInFlightPerEndpoint: RELAY_SLOTS.perEndpoint,
       observe: () => {},
