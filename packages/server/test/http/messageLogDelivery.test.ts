@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PostgresEndpointStore } from '../../src/store/postgres.ts';
-import { startTestServer, type TestServer } from '../../src/testing.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from '../../src/testing.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 import { eventually } from './receiver.ts';
 
@@ -74,10 +74,23 @@ const message = (token: string, content: string) => ({
   trigger: true,
 });
 
-describe('webhook queues', () => {
+const stores: [string, () => Promise<TestServerOptions>][] = [['sqlite', async () => ({})]];
+if (BASE_URL) {
+  stores.push([
+    'postgres',
+    async () => {
+      const db = await createScratchDatabase(BASE_URL);
+      databases.push(db);
+      return { store: await PostgresEndpointStore.open({ connectionString: db.url }) };
+    },
+  ]);
+}
+
+describe.each(stores)('a webhook down for two minutes (%s)', (_name, open) => {
   it('when a webhook fails for two minutes and then recovers, then it receives every message, in order, once each', async () => {
     let now = Date.now();
     const server = await startTestServer({
+      ...(await open()),
       allowPrivateWebhooks: true,
       clock: () => now,
       messageTtlMs: 600_000,
@@ -111,7 +124,9 @@ describe('webhook queues', () => {
     }
     expect(hook.contents).toEqual(sent);
   });
+});
 
+describe('webhook queues across instances', () => {
   it.skipIf(!BASE_URL)(
     'when two PostgreSQL instances take turns accepting one burst, then each webhook receives it in number order',
     async () => {
