@@ -56,7 +56,15 @@ async function main(): Promise<void> {
       for (let i = 0; i < count; i++) {
         const [id, token] = [idOf(prefix, i), issueToken()];
         endpoints.push({ id, token });
-        yield { id, tokenHash: hashToken(token), recordJson, state: { seq: 0, pendingSince: null, queue: [] }, version: 0, deliveries: [] };
+        yield {
+          id,
+          tokenHash: hashToken(token),
+          recordJson,
+          state: { seq: 0, pendingSince: null, queue: [] },
+          version: 0,
+          deliveries: [],
+          messages: [],
+        };
       }
     };
     const outcome = await store.importRows(rows());

@@ -108,7 +108,9 @@ async function expectTokensRead(store: EndpointStore, tokens: Record<string, str
     const lookup = await fetch(`${server.url}/lookup?platform=chat_a&channel=912345678901234001`, asBot(botKey));
     expect(lookup.status).toBe(200);
     expect(await lookup.json()).toEqual({ matches: [{ endpoint: 'community-1', bridge: 0 }], truncated: false });
-    expect((await fetch(`${server.url}/idle-3`, asBot(botKey))).status).toBe(200);
+    expect((await fetch(`${server.url}/community-1`, asBot(botKey))).status).toBe(200);
+    // A key acts only where its platform takes part: idle-3 has no chat_a channel.
+    expect((await fetch(`${server.url}/idle-3`, asBot(botKey))).status).toBe(401);
     const wrongKey = `${botKey.slice(0, -1)}${botKey.endsWith('x') ? 'y' : 'x'}`;
     expect((await fetch(`${server.url}/lookup?platform=chat_a&channel=912345678901234001`, asBot(wrongKey))).status).toBe(401);
   } finally {

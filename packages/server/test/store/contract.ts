@@ -39,7 +39,6 @@ function noticesOf(feed: ChangeFeed, endpointId: string) {
   };
 }
 
-/** The state of an endpoint whose newest message `seq`, accepted at `at`, chat_a and chat_b have still to read. */
 /** Message 3 of the export tests, as its endpoint's log keeps it: unread by chat_a and chat_b. */
 const LOGGED_3 = {
   number: 3,
@@ -50,6 +49,7 @@ const LOGGED_3 = {
   createdAt: 60_000,
 };
 
+/** The state of an endpoint whose newest message `seq`, accepted at `at`, chat_a and chat_b have still to read. */
 const pendingState = (seq: number, at: number): MessageState => ({ seq, pendingSince: at, queue: [{ n: seq, u: 3, at, b: 2 }] });
 
 /** A record with one more blacklist word: every call is a distinct change. */
@@ -371,6 +371,46 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         await pend('ep-o', 1);
         await store.delete('ep-o');
         expect(await store.countDeliveries()).toBe(0);
+      });
+
+      it("when a write settles a message for a platform, then that message's entries to the platform go with it; its other entries and later messages' stay", async () => {
+        await pend('ep-o', 1);
+        await pend('ep-o', 2);
+        // chat_a (bit 1) has read message 1, chat_b (bit 2) has not.
+        await store.update('ep-o', (cur) => ({
+          write: {
+            record: cur!.record,
+            state: { ...cur!.state, queue: [{ n: 1, u: 2, at: 1000, b: 2 }, cur!.state.queue[1]!] },
+            messages: { settle: [{ number: 1, unread: 2, expired: 0 }] },
+          },
+          result: undefined,
+        }));
+        expect(await store.countDeliveries()).toBe(3);
+        const claimed = await store.claimDeliveries(2000, 60_000, 10);
+        expect(claimed.map((d) => [d.seq, d.platform]).sort()).toEqual([
+          [1, 'chat_b'],
+          [2, 'chat_a'],
+        ]);
+      });
+
+      it('when the endpoint is deleted, then its message log goes with it, and its ID created anew starts with an empty log', async () => {
+        const logged = {
+          number: 1,
+          sender: 'chat_c' as const,
+          senderChannel: 'c-1',
+          message: '{"content":"hi"}',
+          unread: 3,
+          createdAt: 1000,
+        };
+        await store.update('ep-o', (cur) => ({
+          write: { record: cur!.record, state: pendingState(1, 1000), messages: { append: logged } },
+          result: undefined,
+        }));
+        expect(await store.messages.get('ep-o', 1)).toEqual({ ...logged, expired: 0 });
+        await store.delete('ep-o');
+        await store.create('ep-o', hashToken('t'), initialRecord());
+        expect(await store.messages.list('ep-o', 0, 10)).toEqual([]);
+        expect(await store.messages.get('ep-o', 1)).toBeUndefined();
       });
 
       it('lists endpoints pending since before a time', async () => {
