@@ -5,6 +5,7 @@
 //   PORT=... HOST=... node bench/baseline-server.ts RECORD_JSON_FILE
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
+import { listenUntilSignalled } from './lib/bareServer.ts';
 
 const body = readFileSync(process.argv[2] ?? '');
 const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': String(body.length) };
@@ -17,11 +18,4 @@ const server = createServer((req, res) => {
   res.writeHead(200, headers);
   res.end(body);
 });
-server.keepAliveTimeout = 65_000; // as the real server
-server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+listenUntilSignalled(server);

@@ -7,6 +7,7 @@
 // authenticated or validated: the floor of the work.
 //   PORT=... HOST=... HOOKS=http://127.0.0.1:port LIMITED=endpoint-id node bench/relay-baseline.ts
 import http from 'node:http';
+import { listenUntilSignalled } from './lib/bareServer.ts';
 
 const hooks = process.env.HOOKS ?? '';
 const limited = process.env.LIMITED ?? '';
@@ -71,11 +72,4 @@ const server = http.createServer((req, res) => {
     pump(queue);
   }
 });
-server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+listenUntilSignalled(server);

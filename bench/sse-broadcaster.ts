@@ -7,6 +7,7 @@
 //   PORT=... HOST=... node bench/sse-broadcaster.ts
 import { createServer, type ServerResponse } from 'node:http';
 import { benchRecord } from './lib/record.ts';
+import { listenUntilSignalled } from './lib/bareServer.ts';
 
 const recordJson = JSON.stringify(benchRecord());
 const byEndpoint = new Map<string, Set<ServerResponse>>();
@@ -32,11 +33,4 @@ const server = createServer((req, res) => {
     res.writeHead(req.url === '/' ? 200 : 404).end();
   }
 });
-server.keepAliveTimeout = 65_000;
-server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1');
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+listenUntilSignalled(server);
