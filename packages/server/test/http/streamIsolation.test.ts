@@ -48,18 +48,19 @@ async function writeVersions(store: EndpointStore, id: string, count: number, by
  * are megabytes.
  */
 function idScanner(ids: number[]) {
-  const LINE = /^\nid: (\d+)\n/;
+  // The version; a pending message's number follows it after a dash.
+  const LINE = /^\nid: (\d+)(?:-\d+)?\n/;
   let carry: Buffer = Buffer.alloc(0);
   return (chunk: Buffer) => {
     // A line cut by the chunk's end is read across the edge: it starts in the last chunk and ends in this one.
-    const edge = Buffer.concat([carry, chunk.subarray(0, 16)]).toString('latin1');
-    for (const m of edge.matchAll(/\nid: (\d+)\n/g))
+    const edge = Buffer.concat([carry, chunk.subarray(0, 40)]).toString('latin1');
+    for (const m of edge.matchAll(/\nid: (\d+)(?:-\d+)?\n/g))
       if (m.index < carry.length && m.index + m[0].length > carry.length) ids.push(Number(m[1]));
     for (let at = chunk.indexOf('\nid: '); at !== -1; at = chunk.indexOf('\nid: ', at + 1)) {
-      const line = LINE.exec(chunk.subarray(at, at + 16).toString('latin1'));
+      const line = LINE.exec(chunk.subarray(at, at + 40).toString('latin1'));
       if (line) ids.push(Number(line[1]));
     }
-    carry = chunk.subarray(Math.max(0, chunk.length - 16));
+    carry = chunk.subarray(Math.max(0, chunk.length - 40));
   };
 }
 
