@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from './chromium.ts';
+import { startedServer } from './startedServer.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const VERSION = '1.0.0';
@@ -20,7 +21,7 @@ let bundle = '';
 let server: ChildProcess | undefined;
 let url = '';
 let browser: Browser | undefined;
-let log = '';
+let log: () => string = () => '';
 
 /** Root switches to nobody to start the server; anyone else starts it as themselves. */
 const AS_ROOT = process.getuid?.() === 0;
@@ -70,14 +71,9 @@ beforeAll(async () => {
     env: bareEnvironment({ PORT: '0', HOST: '127.0.0.1', CHATBRIDGE_SQLITE_PATH: join(scratch, 'data', 'store.sqlite') }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  server.stdout!.on('data', (c: Buffer) => (log += c.toString()));
-  server.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-  for (let waited = 0; !url && waited < 20_000; waited += 50) {
-    url = /"url":"(http:\/\/[^"]+)"/.exec(log)?.[1] ?? '';
-    if (server.exitCode !== null) break;
-    if (!url) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (!url) throw new Error(`the deployable did not start:\n${log}`);
+  const started = await startedServer(server, 'the deployable');
+  url = started.url;
+  log = started.log;
 }, 120_000);
 
 afterAll(async () => {
@@ -110,8 +106,8 @@ describe('the deployable folder', () => {
   );
 
   it('when it starts on an empty store, then its hint runs the CLI beside it with node, not through pnpm (which it does not have)', () => {
-    expect(log).toContain(`Create one with \\"${process.execPath} ${join(bundle, 'dist', 'cli.js')} create my-community\\"`);
-    expect(log).not.toContain('pnpm chatbridge');
+    expect(log()).toContain(`Create one with \\"${process.execPath} ${join(bundle, 'dist', 'cli.js')} create my-community\\"`);
+    expect(log()).not.toContain('pnpm chatbridge');
   });
 
   it('when its server is run with --version, --help or an unknown flag, then it prints and exits 0, or refuses in one line with exit 2', () => {

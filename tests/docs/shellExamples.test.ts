@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, type ScratchDatabase } from '../../packages/server/test/store/pgScratch.ts';
 import { allShellExamples, shellExamples } from './shellExamples.ts';
+import { startedServer } from './startedServer.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SERVER_SRC = join(ROOT, 'packages', 'server', 'src');
@@ -122,15 +123,7 @@ beforeAll(async () => {
     env: { ...serverEnv(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let log = '';
-  server.stdout!.on('data', (c: Buffer) => (log += c.toString()));
-  server.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-  for (let waited = 0; !url && waited < 20_000; waited += 50) {
-    url = /"url":"(http:\/\/[^"]+)"/.exec(log)?.[1] ?? '';
-    if (server.exitCode !== null) break;
-    if (!url) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (!url) throw new Error(`the server did not start:\n${log}`);
+  ({ url } = await startedServer(server, 'the server'));
   await arrange();
 }, 60_000);
 

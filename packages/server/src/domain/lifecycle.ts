@@ -10,7 +10,6 @@ import {
   type MessageSettlement,
   markQueued,
   PLATFORM_BITS,
-  platformsIn,
   type QueuedMessage,
 } from './messageQueue.ts';
 import type { Decision, DeliveryDraft, MessageState, Row } from './row.ts';
@@ -152,5 +151,3 @@ export function decideMarkRead(current: Row, platform: Platform, named: number |
     result: { kind: 'ok', row: next.row },
   };
 }
-
-export { platformsIn };

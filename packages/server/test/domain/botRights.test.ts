@@ -2,17 +2,11 @@
 // it may send there (UPDATE_RIGHTS, REMOVAL_RIGHTS, as the spec and SECURITY.md print them).
 import { describe, expect, it } from 'vitest';
 import { REMOVAL_RIGHTS, UPDATE_RIGHTS, removalRefusals, takesPart, updateRefusals } from '../../src/domain/botRights.ts';
-import { type EndpointRecord, initialRecord } from '../../src/domain/record.ts';
+import type { EndpointRecord } from '../../src/domain/record.ts';
+import { bridgedRecord } from './bridgedRecord.ts';
 
 /** chat_a and chat_b bridged at position 0; chat_a alone at position 1. */
-function bridged(): EndpointRecord {
-  const r = initialRecord();
-  r.config.channels.chat_a = ['a0', 'a1'];
-  r.config.channels.chat_b = ['b0'];
-  r.config.webhooks.chat_a = ['https://a.example/0', 'https://a.example/1'];
-  r.config.webhooks.chat_b = ['https://b.example/0'];
-  return r;
-}
+const bridged = bridgedRecord;
 
 const pendingFrom = (sender: 'chat_a' | 'chat_b'): EndpointRecord => {
   const r = bridged();

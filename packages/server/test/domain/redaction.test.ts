@@ -1,16 +1,9 @@
 // What a bot key sees of a record: other platforms' webhook URLs replaced, element for element.
 import { describe, expect, it } from 'vitest';
-import { initialRecord } from '../../src/domain/record.ts';
 import { REDACTED_WEBHOOK, hidesWebhooks, redactedFor, redactedJsonFor } from '../../src/domain/redaction.ts';
+import { bridgedRecord } from './bridgedRecord.ts';
 
-const record = () => {
-  const r = initialRecord();
-  r.config.channels.chat_a = ['a0', 'a1'];
-  r.config.channels.chat_b = ['b0'];
-  r.config.webhooks.chat_a = ['https://a.example/0', 'https://a.example/1'];
-  r.config.webhooks.chat_b = ['https://b.example/0'];
-  return r;
-};
+const record = bridgedRecord;
 
 describe('redaction', () => {
   it("when a chat_a key reads, then chat_b's webhook URLs become the marker at the same positions, and its own stay", () => {
