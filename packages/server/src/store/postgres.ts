@@ -24,8 +24,8 @@
 // Change stream: a write also bumps the row's version, appends the record to endpoint_events and
 // prunes that endpoint's log, in the same statement, and calls pg_notify (delivered on commit) so
 // every instance's PostgresChangeFeed hears of it. Rotations and deletions notify too.
-import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
+import { type Migration, loadMigrations as loadMigrationFiles, pendingMigrations } from './migrations.ts';
 import { TurnBatches } from './postgresTurnBatches.ts';
 import { queueJson } from '../domain/messageQueue.ts';
 import { PostgresMessageLog } from './postgres/messageLog.ts';
@@ -80,33 +80,11 @@ export interface PostgresStoreOptions {
   changeWindow?: Partial<ChangeLogWindow>;
 }
 
-/** One SQL file of `migrations/postgres/`, applied at most once per database. */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+/** The PostgreSQL schema's migrations (postgres/migrations/), read from the files shipped with the code. */
+export const loadMigrations = (): Migration[] => loadMigrationFiles(new URL('./postgres/migrations/', import.meta.url));
 
-const MIGRATIONS_DIR = new URL('./migrations/postgres/', import.meta.url);
-const MIGRATION_FILE = /^(\d+)_([a-z0-9_]+)\.sql$/;
 /** Migrations may legitimately take longer than a request; they still must not hang forever. */
 const MIGRATION_STATEMENT_TIMEOUT_MS = 60_000;
-
-/** Reads `NNNN_name.sql` files in version order; versions must run 1, 2, 3 ... without gaps. */
-export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
-  const migrations = readdirSync(dir)
-    .filter((f) => f.endsWith('.sql'))
-    .map((file) => {
-      const m = MIGRATION_FILE.exec(file);
-      if (!m) throw new Error(`migration file ${file}: expected NNNN_name.sql`);
-      return { version: Number(m[1]), name: m[2]!, sql: readFileSync(new URL(file, dir), 'utf8') };
-    })
-    .sort((a, b) => a.version - b.version);
-  migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new Error(`migration versions must be 1..n without gaps; found ${m.version} at position ${i + 1}`);
-  });
-  return migrations;
-}
 
 /**
  * Applies the migrations this database has not recorded in `schema_migrations`, all in one
@@ -134,8 +112,7 @@ export async function migrate(client: pg.ClientBase, migrations: Migration[] = l
     const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
     const done = new Set(rows.map((r) => r.version));
     const applied: number[] = [];
-    for (const m of migrations) {
-      if (done.has(m.version)) continue;
+    for (const m of pendingMigrations(migrations, (version) => done.has(version))) {
       await client.query(m.sql);
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       applied.push(m.version);

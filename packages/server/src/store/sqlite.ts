@@ -33,7 +33,8 @@ import { type SnapshotRow, batchesOf, toSnapshot } from './snapshotRows.ts';
 import { planBotImport } from './botImport.ts';
 import { type ChannelEntry, type ChannelMatch, changedChannelEntries, channelEntries } from './channelIndex.ts';
 import { queueJson } from '../domain/messageQueue.ts';
-import { MESSAGE_LOG_MIGRATION, SqliteMessageLog } from './sqlite/messageLog.ts';
+import { SqliteMessageLog } from './sqlite/messageLog.ts';
+import { loadMigrations, pendingMigrations } from './migrations.ts';
 
 /** Indexes the channels of every record of `table` (endpoints, or an import's staging table). */
 function indexRecordsOf(table: string, where = 'TRUE'): string {
@@ -42,101 +43,8 @@ function indexRecordsOf(table: string, where = 'TRUE'): string {
             WHERE ${where} AND p.type = 'array' AND c.type = 'text' ON CONFLICT DO NOTHING;`;
 }
 
-// Ordered and append-only: an existing file runs the ones it has not seen (PRAGMA user_version).
-export const MIGRATIONS = [
-  `CREATE TABLE endpoints (
-     id TEXT PRIMARY KEY,
-     token_hash BLOB NOT NULL,
-     record TEXT NOT NULL,
-     message_seq INTEGER NOT NULL DEFAULT 0,
-     pending_since INTEGER,
-     created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
-     updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
-   ) STRICT;
-   CREATE INDEX endpoints_pending ON endpoints (pending_since) WHERE pending_since IS NOT NULL;
-   CREATE TABLE outbox (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     endpoint_id TEXT NOT NULL REFERENCES endpoints (id) ON DELETE CASCADE,
-     message_seq INTEGER NOT NULL,
-     platform TEXT NOT NULL,
-     url TEXT NOT NULL,
-     payload TEXT NOT NULL,
-     attempts INTEGER NOT NULL DEFAULT 0,
-     next_attempt_at INTEGER NOT NULL,
-     lease_until INTEGER NOT NULL DEFAULT 0,
-     expires_at INTEGER NOT NULL,
-     UNIQUE (endpoint_id, message_seq, platform)
-   ) STRICT;
-   CREATE INDEX outbox_due ON outbox (next_attempt_at);`,
-  // The change stream: a version per endpoint and a bounded log of its committed records.
-  `ALTER TABLE endpoints ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
-   CREATE TABLE endpoint_events (
-     endpoint_id TEXT NOT NULL REFERENCES endpoints (id) ON DELETE CASCADE,
-     version INTEGER NOT NULL,
-     record TEXT NOT NULL,
-     created_at INTEGER NOT NULL,
-     PRIMARY KEY (endpoint_id, version)
-   ) STRICT;
-   CREATE INDEX endpoint_events_created ON endpoint_events (created_at);`,
-  // The event log becomes append-only: one table in commit order with no index but its key, and each
-  // endpoint's row lists the IDs of its logged events (oldest first). An update then writes one
-  // appended row instead of entries in three b-trees (the events were keyed by endpoint, which put
-  // every update's entry on a different page); the event pages of a group commit are shared.
-  // AUTOINCREMENT: an ID is never reused, so a listed ID whose row the age sweep deleted matches
-  // nothing instead of another event. Existing events move over in commit order, but for those past
-  // the default age limit (10 minutes), which no replay returns.
-  `CREATE TABLE event_log (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     endpoint_id TEXT NOT NULL,
-     version INTEGER NOT NULL,
-     record TEXT NOT NULL,
-     created_at INTEGER NOT NULL
-   ) STRICT;
-   ALTER TABLE endpoints ADD COLUMN event_ids TEXT NOT NULL DEFAULT '[]';
-   INSERT INTO event_log (endpoint_id, version, record, created_at)
-     SELECT endpoint_id, version, record, created_at FROM endpoint_events
-     WHERE created_at >= CAST(unixepoch('subsec') * 1000 AS INTEGER) - 600000
-     ORDER BY created_at, endpoint_id, version;
-   CREATE INDEX migrating_event_log ON event_log (endpoint_id, version);
-   UPDATE endpoints SET event_ids = (SELECT json_group_array(id ORDER BY version) FROM event_log WHERE endpoint_id = endpoints.id)
-     WHERE id IN (SELECT endpoint_id FROM event_log);
-   DROP INDEX migrating_event_log;
-   DROP TABLE endpoint_events;`,
-  // Bot keys: each acts for one platform on every endpoint; only the key's SHA-256 digest is kept.
-  `CREATE TABLE bots (
-     id TEXT PRIMARY KEY,
-     platform TEXT NOT NULL,
-     key_hash BLOB NOT NULL UNIQUE,
-     created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
-   ) STRICT;`,
-  // The lookup index: (platform, channel) -> (endpoint, bridge), written in the transaction of every
-  // write of a record; the endpoints already stored are indexed here.
-  `CREATE TABLE channel_index (
-     platform TEXT NOT NULL,
-     channel TEXT NOT NULL,
-     endpoint_id TEXT NOT NULL REFERENCES endpoints (id) ON DELETE CASCADE,
-     bridge INTEGER NOT NULL,
-     PRIMARY KEY (platform, channel, endpoint_id, bridge)
-   ) STRICT, WITHOUT ROWID;
-   CREATE INDEX channel_index_endpoint ON channel_index (endpoint_id);
-   ${indexRecordsOf('endpoints')}`,
-  // Each event carries the pending message's number as of its version, and the service-wide change
-  // log lists every event in commit order. A change's position is its event's ID: SQLite commits one
-  // writer at a time (BEGIN IMMEDIATE, across processes too) and AUTOINCREMENT assigns IDs in that
-  // order, rolled back with the transaction, so positions are consecutive and in commit order. The
-  // change log is its own table because an endpoint's events beyond its window are deleted with each
-  // write: the entry stays, so a reader learns it missed that endpoint's change. Positions start here
-  // (no backfill).
-  `ALTER TABLE event_log ADD COLUMN message_number INTEGER;
-   CREATE TABLE change_log (
-     position INTEGER PRIMARY KEY,
-     endpoint_id TEXT NOT NULL,
-     version INTEGER NOT NULL,
-     created_at INTEGER NOT NULL
-   ) STRICT;`,
-  // Every accepted message is kept until each platform has it (store/sqlite/messageLog.ts).
-  MESSAGE_LOG_MIGRATION,
-];
+/** The SQLite schema's migrations (sqlite/migrations/), read from the files shipped with the code. */
+export const sqliteMigrations = () => loadMigrations(new URL('./sqlite/migrations/', import.meta.url));
 
 export interface SqliteStoreOptions {
   /** Epoch milliseconds, for the event log's timestamps and age limit (default Date.now). */
@@ -383,18 +291,20 @@ export class SqliteEndpointStore implements EndpointStore {
     };
   }
 
+  /** Runs the migrations this file has not seen; `PRAGMA user_version` counts those that ran. */
   private migrate(): void {
+    const migrations = sqliteMigrations();
     const { user_version: done } = this.db.prepare('PRAGMA user_version').get() as { user_version: number };
-    if (done > MIGRATIONS.length) {
+    if (done > migrations.length) {
       // A newer release has migrated this file further: refuse, naming both versions, rather than fail
       // later on a statement this release's schema expects.
       this.db.close();
-      throw new Error(`the SQLite file has schema version ${done}, newer than this release's ${MIGRATIONS.length}: run the newer release`);
+      throw new Error(`the SQLite file has schema version ${done}, newer than this release's ${migrations.length}: run the newer release`);
     }
-    for (let v = done; v < MIGRATIONS.length; v++) {
+    for (const m of pendingMigrations(migrations, (version) => version <= done)) {
       this.transaction(() => {
-        this.db.exec(MIGRATIONS[v]!);
-        this.db.exec(`PRAGMA user_version = ${v + 1}`);
+        this.db.exec(m.sql);
+        this.db.exec(`PRAGMA user_version = ${m.version}`);
       });
     }
   }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
-import { MIGRATIONS, SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore, sqliteMigrations } from '../../src/store/sqlite.ts';
 import type { GroupCommitTiming, StoredEndpoint } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
 import { isUnavailable } from '../../src/store/unavailable.ts';
@@ -28,7 +28,7 @@ describe('SqliteEndpointStore', () => {
   it('when a file of the first schema is opened, then its endpoints start at version 0 and their changes are logged', async () => {
     const file = scratchFile();
     const old = new DatabaseSync(file);
-    old.exec(MIGRATIONS[0]!);
+    old.exec(sqliteMigrations()[0]!.sql);
     old.exec('PRAGMA user_version = 1');
     old
       .prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)')
@@ -44,8 +44,8 @@ describe('SqliteEndpointStore', () => {
   it('when a file whose events were keyed by endpoint is opened, then they replay as before and new changes follow them', async () => {
     const file = scratchFile();
     const old = new DatabaseSync(file);
-    old.exec(MIGRATIONS[0]!);
-    old.exec(MIGRATIONS[1]!);
+    old.exec(sqliteMigrations()[0]!.sql);
+    old.exec(sqliteMigrations()[1]!.sql);
     old.exec('PRAGMA user_version = 2');
     const recordOf = (n: number) => {
       const record = initialRecord();
@@ -98,7 +98,7 @@ describe('SqliteEndpointStore', () => {
   it('when a file of the previous schema is opened, then the channels of its stored records are in the lookup index', async () => {
     const file = scratchFile();
     const old = new DatabaseSync(file);
-    for (const migration of MIGRATIONS.slice(0, 3)) old.exec(migration);
+    for (const migration of sqliteMigrations().slice(0, 3)) old.exec(migration.sql);
     old.exec('PRAGMA user_version = 3');
     const record = initialRecord();
     record.config.channels.chat_b = ['b0', 'shared'];
@@ -121,11 +121,10 @@ describe('SqliteEndpointStore', () => {
   it('when a file was migrated by a newer release, then opening it is refused, naming both schema versions', () => {
     const file = scratchFile();
     const newer = new DatabaseSync(file);
-    newer.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+    const known = sqliteMigrations().length;
+    newer.exec(`PRAGMA user_version = ${known + 1}`);
     newer.close();
-    expect(() => new SqliteEndpointStore(file)).toThrow(
-      `schema version ${MIGRATIONS.length + 1}, newer than this release's ${MIGRATIONS.length}`,
-    );
+    expect(() => new SqliteEndpointStore(file)).toThrow(`schema version ${known + 1}, newer than this release's ${known}`);
   });
 
   it('when an endpoint is deleted, or its events leave the window, then their rows leave the file', async () => {
