@@ -82,7 +82,7 @@ export function openAllChangesStream(o: AllChangesStreamOptions): void {
   const seenByBot = async (change: FormattedChange, platform: Platform): Promise<Buffer | null> => {
     const seen = changeSeenBy(change, platform);
     if (seen !== undefined) return seen;
-    const row = await o.store.get(change.entry.endpointId);
+    const row = await o.store.endpoints.get(change.entry.endpointId);
     return row && takesPart(row.record, platform) ? change.bytes : null;
   };
 

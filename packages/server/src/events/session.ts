@@ -8,7 +8,7 @@ import type { Platform } from '../domain/record.ts';
 import { hidesWebhooks, redactedJsonFor } from '../domain/redaction.ts';
 import type { Logger } from '../logger.ts';
 import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
-import { messageNumberOf } from '../store/rows.ts';
+import { messageNumberOf } from '../store/changes.ts';
 import { slowStreamOf, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 
@@ -221,11 +221,11 @@ export function openEventStream(o: EventStreamOptions): void {
    * before (beyond the socket's buffers). Returns false if the stream ended meanwhile.
    */
   const sendAll = async (events: EndpointEvent[]): Promise<boolean> => {
-    unsent = events.reduce((sum, e) => sum + e.recordJsonBytes, 0);
+    unsent = events.reduce((sum, e) => sum + e.json.byteLength, 0);
     try {
       for (let event = events.shift(); event !== undefined; event = events.shift()) {
-        unsent -= event.recordJsonBytes;
-        send(event.version, 'record', platform === undefined ? event.recordJsonUtf8 : seen(event), event.messageNumber);
+        unsent -= event.json.byteLength;
+        send(event.version, 'record', platform === undefined ? event.json : seen(event), event.messageNumber);
         if (!res.writableNeedDrain) continue;
         const before = dirty;
         dirty = false;
@@ -234,7 +234,7 @@ export function openEventStream(o: EventStreamOptions): void {
         const noticed = dirty;
         dirty ||= before;
         // A notice arrived while the client read: the token may have been rotated, or the endpoint deleted.
-        if (noticed && !(await authorized(await store.get(endpointId)))) return false;
+        if (noticed && !(await authorized(await store.endpoints.get(endpointId)))) return false;
       }
       return !ended;
     } finally {
@@ -244,7 +244,7 @@ export function openEventStream(o: EventStreamOptions): void {
 
   /** One look at the store: sends what the client has not had yet. Returns true to look again. */
   const look = async (): Promise<boolean> => {
-    const row = await store.get(endpointId);
+    const row = await store.endpoints.get(endpointId);
     if (ended) return false;
     if (!(await authorized(row)) || ended || !row) return false;
     if (last === undefined && o.resume.kind === 'unknown') {
@@ -273,7 +273,7 @@ export function openEventStream(o: EventStreamOptions): void {
     // record alone), each read once and sent as read, so a replay costs work in proportion to what
     // it sends and holds one read's records at most.
     const after = last;
-    const events = await streams.turns.run(() => store.eventsSince(endpointId, after, batchSize, replayBatchBytes));
+    const events = await streams.turns.run(() => store.changes.eventsSince(endpointId, after, batchSize, replayBatchBytes));
     if (ended) return false;
     if (events[0]?.version !== last + 1) {
       // What comes next is no longer kept: the client missed changes.

@@ -8,7 +8,7 @@ import { initialRecord } from '../../src/domain/record.ts';
 import { parseBodyLine } from '../../src/portability/exportFormat.ts';
 import { mapOriginalRecord } from '../../src/portability/originalRecord.ts';
 import { loadSpecSchemas } from '../../src/portability/specSchemas.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { tokenMatchesDigest } from '../../src/tokens.ts';
 import { chatbridge } from './cliRun.ts';
 
@@ -62,8 +62,8 @@ describe('chatbridge import --from-original', () => {
 
     const store = new SqliteEndpointStore(file);
     try {
-      expect(await store.listIds(undefined, 10)).toEqual([A, 'community_b']);
-      const a = (await store.get(A))!;
+      expect(await store.endpoints.listIds(undefined, 10)).toEqual([A, 'community_b']);
+      const a = (await store.endpoints.get(A))!;
       const expected = initialRecord();
       Object.assign(expected.config, {
         'allowed-ids': [A],
@@ -85,7 +85,7 @@ describe('chatbridge import --from-original', () => {
       expect([a.record, a.state, a.version]).toEqual([expected, { seq: 0, pendingSince: null, queue: [] }, 0]);
       expect(tokenMatchesDigest(a.tokenHash, tokens[A])).toBe(true);
 
-      const b = (await store.get('community_b'))!;
+      const b = (await store.endpoints.get('community_b'))!;
       expect(b.record.config['self-user']).toBe(false);
       expect(tokenMatchesDigest(b.tokenHash, tokens.community_b)).toBe(true);
     } finally {
@@ -107,7 +107,7 @@ describe('chatbridge import --from-original', () => {
     expect(result.stdout).toMatch(/refused lookup: the endpoint: .*reserved/);
     const store = new SqliteEndpointStore(file);
     try {
-      expect(await store.get('lookup')).toBeUndefined();
+      expect(await store.endpoints.get('lookup')).toBeUndefined();
     } finally {
       await store.close();
     }

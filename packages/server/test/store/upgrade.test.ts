@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import type { EndpointStore } from '../../src/store/port.ts';
-import { PostgresEndpointStore, loadMigrations } from '../../src/store/postgres.ts';
-import { SqliteEndpointStore, sqliteMigrations } from '../../src/store/sqlite.ts';
+import { PostgresEndpointStore, loadMigrations } from '../../src/store/postgres/store.ts';
+import { SqliteEndpointStore, sqliteMigrations } from '../../src/store/sqlite/store.ts';
 import { createScratchDatabase, withClient } from './pgScratch.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -15,23 +15,25 @@ const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, imp
 
 /** What the fixtures hold, read through the port; then a write, which needs every table the schema has. */
 async function expectFixtureServed(store: EndpointStore): Promise<void> {
-  expect(await store.listIds(undefined, 10)).toEqual(['fixture-1', 'fixture-2', 'fixture-3', 'fixture-idle']);
-  const one = (await store.get('fixture-1'))!;
+  expect(await store.endpoints.listIds(undefined, 10)).toEqual(['fixture-1', 'fixture-2', 'fixture-3', 'fixture-idle']);
+  const one = (await store.endpoints.get('fixture-1'))!;
   expect(one.record.config.channels.chat_a).toEqual(['912345678901234500']);
   expect(one.state.queue.map((q) => q.n)).toEqual([1, 2]);
   expect((await store.messages.list('fixture-1', 0, 10)).map((m) => JSON.parse(m.message).content)).toEqual(['Hello one', 'Hello two']);
-  expect(await store.lookupChannel('chat_b', '22222', 10)).toEqual([{ endpoint: 'fixture-2', bridge: 0 }]);
-  expect((await store.listBots()).map((b) => [b.id, b.platform])).toEqual([['fixture-bot', 'chat_b']]);
-  expect(await store.countDeliveries()).toBe(1);
-  expect(await store.countPending()).toBe(2);
+  expect(await store.endpoints.lookupChannel('chat_b', '22222', 10)).toEqual([{ endpoint: 'fixture-2', bridge: 0 }]);
+  expect((await store.bots.list()).map((b) => [b.id, b.platform])).toEqual([['fixture-bot', 'chat_b']]);
+  expect(await store.deliveries.count()).toBe(1);
+  expect(await store.endpoints.countPending()).toBe(2);
 
-  const idle = (await store.get('fixture-idle'))!;
+  const idle = (await store.endpoints.get('fixture-idle'))!;
   const record = structuredClone(idle.record);
   record.config.blacklist.push('upgraded');
-  expect(await store.update('fixture-idle', (current) => ({ write: { record, state: current!.state }, result: true }))).toBe(true);
-  const events = await store.eventsSince('fixture-idle', idle.version, 10);
+  expect(await store.endpoints.update('fixture-idle', (current) => ({ write: { record, state: current!.state }, result: true }))).toBe(
+    true,
+  );
+  const events = await store.changes.eventsSince('fixture-idle', idle.version, 10);
   expect(events.map((e) => [e.version, e.record.config.blacklist])).toEqual([[idle.version + 1, ['upgraded']]]);
-  const changes = await store.changesSince(0, 100);
+  const changes = await store.changes.changesSince(0, 100);
   expect(changes.entries.at(-1)).toMatchObject({ endpointId: 'fixture-idle', version: idle.version + 1 });
 }
 

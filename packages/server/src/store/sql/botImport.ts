@@ -2,7 +2,7 @@
 // import transaction: a bot the store lacks is added; one it has with the same platform and key digest
 // is left as it is (so a rerun changes nothing); one it has with anything else, or whose key digest
 // another bot of the store holds, is a conflict, and then nothing of the import is written.
-import type { StoredBot } from './port.ts';
+import type { StoredBot } from '../bots.ts';
 
 export interface BotImportPlan {
   fresh: StoredBot[];

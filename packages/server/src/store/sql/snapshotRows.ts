@@ -1,10 +1,10 @@
 // The rows both SQL adapters read for exportRows (same column names in SQLite and PostgreSQL) and
 // their mapping to the port's EndpointSnapshot. An endpoint's pending deliveries come with it as one
 // JSON array column, so a page is one statement: one snapshot of each endpoint and its outbox.
-import { parseQueue, queueJson } from '../domain/messageQueue.ts';
-import type { Platform } from '../domain/record.ts';
-import type { LoggedMessage } from './messageLog.ts';
-import type { EndpointSnapshot, SnapshotDelivery } from './port.ts';
+import { parseQueue, queueJson } from '../../domain/messageQueue.ts';
+import type { Platform } from '../../domain/record.ts';
+import type { LoggedMessage } from '../messageLog.ts';
+import type { EndpointSnapshot, SnapshotDelivery } from '../snapshot.ts';
 
 export interface SnapshotRow {
   id: string;

@@ -1,0 +1,47 @@
+// The deliveries aggregate: the webhook outbox. An entry is written in the transaction of the
+// endpoint write that queued its message (a decision's `write.deliveries`), so accepted work is never
+// lost; workers claim entries with a lease, and a webhook's entries go out one at a time, oldest first.
+import type { Platform } from '../domain/record.ts';
+import type { Decision, DeliveryDraft, StoredEndpoint } from './endpoints.ts';
+
+/** An outbox entry claimed by a worker (leased until `leaseUntil`). */
+export interface Delivery extends DeliveryDraft {
+  id: number;
+  endpointId: string;
+  seq: number;
+  /** Attempts made so far, including the current one. */
+  attempts: number;
+}
+
+export interface Deliveries {
+  /**
+   * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt: up to
+   * `limits` of them, or, given per platform, up to each platform's limit, all in one transaction. Only
+   * the oldest live entry of each webhook is due. Concurrent callers (other processes included) never
+   * receive the same entry while its lease runs. `skip` names, per platform, endpoints whose entries to
+   * that platform stay unclaimed (the caller has no room for them yet).
+   */
+  claim(
+    now: number,
+    leaseMs: number,
+    limits: number | Partial<Record<Platform, number>>,
+    skip?: Partial<Record<Platform, readonly string[]>>,
+  ): Promise<Delivery[]>;
+  /**
+   * The delivery succeeded: removes its entry and, in the same transaction, applies `decide` to its
+   * endpoint (marks the platform read) as Endpoints.update does. If the entry is gone (superseded),
+   * `decide` sees that.
+   */
+  complete<T>(delivery: Delivery, decide: (current: StoredEndpoint | undefined, stillQueued: boolean) => Decision<T>): Promise<T>;
+  /** Not delivered yet: releases the lease and schedules the next attempt. */
+  retry(id: number, nextAttemptAt: number): Promise<void>;
+  /** Gives up on an entry. */
+  drop(id: number): Promise<void>;
+  /**
+   * The webhook asked for a pause (its rate limit's window is used up): none of the endpoint's entries
+   * to it is attempted before `until` (epoch ms).
+   */
+  hold(endpointId: string, platform: Platform, url: string, until: number): Promise<void>;
+  /** Outbox entries waiting (for metrics and tests). */
+  count(): Promise<number>;
+}
