@@ -171,7 +171,9 @@ export interface EndpointStore {
   listBots(): Promise<StoredBot[]>;
 
   /**
-   * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt: up
+   * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt,
+   * only the oldest entry of each webhook (endpoint, platform, URL) while it is queued, expired or
+   * not (the expiry pass removes an expired one, and the next becomes due): up
    * to `limits` of them, or, given per platform, up to each platform's limit (in one transaction
    * where the store commits on the caller's thread). Concurrent callers (other processes included)
    * never receive the same entry while its lease runs. `skip` names, per platform, endpoints whose
