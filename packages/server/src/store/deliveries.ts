@@ -15,11 +15,13 @@ export interface Delivery extends DeliveryDraft {
 
 export interface Deliveries {
   /**
-   * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt: up to
-   * `limits` of them, or, given per platform, up to each platform's limit, all in one transaction. Only
-   * the oldest live entry of each webhook is due. Concurrent callers (other processes included) never
-   * receive the same entry while its lease runs. `skip` names, per platform, endpoints whose entries to
-   * that platform stay unclaimed (the caller has no room for them yet).
+   * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt, only
+   * the oldest entry of each webhook (endpoint, platform, URL) while it is queued, expired or not (the
+   * expiry pass removes an expired one, and the next becomes due): up to `limits` of them, or, given
+   * per platform, up to each platform's limit, all in one transaction. Concurrent callers (other
+   * processes included) never receive the same entry while its lease runs. `skip` names, per
+   * platform, endpoints whose entries to that platform stay unclaimed (the caller has no room for
+   * them yet).
    */
   claim(
     now: number,

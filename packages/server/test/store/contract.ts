@@ -341,11 +341,38 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect((await store.deliveries.claim(2250, 100, 10)).map((d) => [d.seq, d.platform])).toEqual([[2, 'chat_b']]);
       });
 
-      it("when a webhook's oldest entry has expired, then the next one is handed out", async () => {
+      it("when a webhook's oldest entry has expired, then nothing of that webhook is handed out until the message is settled for it; then the next one is", async () => {
         await pend('ep-o', 1, [draft('chat_a', 3000)]);
         await pend('ep-o', 2, [draft('chat_a', 9000)]);
         expect((await store.deliveries.claim(2000, 100, 10)).map((d) => d.seq)).toEqual([1]);
+        expect(await store.deliveries.claim(3000, 100, 10)).toEqual([]);
+        // The relay's expiry pass gives message 1 up for chat_a (bit 1), which removes its entry.
+        await store.endpoints.update('ep-o', (cur) => ({
+          write: {
+            record: cur!.record,
+            state: { ...cur!.state, queue: cur!.state.queue.slice(1) },
+            messages: { settle: [{ number: 1, unread: 0, expired: 1 }] },
+          },
+          result: undefined,
+        }));
         expect((await store.deliveries.claim(3000, 100, 10)).map((d) => d.seq)).toEqual([2]);
+      });
+
+      it("when a webhook's oldest entry is dropped, then its next one is handed out, in order, behind no other", async () => {
+        for (let seq = 1; seq <= 5; seq++) await pend('ep-o', seq, [draft('chat_a')]);
+        const [first] = await store.deliveries.claim(2000, 60_000, 10);
+        expect(first!.seq).toBe(1);
+        await store.deliveries.drop(first!.id);
+        const handed: number[] = [];
+        for (let round = 0; round < 5; round++) {
+          const claimed = await store.deliveries.claim(2000, 60_000, 10);
+          expect(claimed.length).toBeLessThanOrEqual(1);
+          for (const d of claimed) {
+            handed.push(d.seq);
+            await store.deliveries.complete(d, () => ({ result: undefined }));
+          }
+        }
+        expect(handed).toEqual([2, 3, 4, 5]);
       });
 
       it("when a webhook's queue is held, then none of its entries is due before the time given; other webhooks' are", async () => {

@@ -119,6 +119,35 @@ describe('SqliteEndpointStore', () => {
     await store.close();
   });
 
+  it('when a file with deliveries queued under the previous schema is opened, then each webhook hands out its oldest first and the rest in order', async () => {
+    const file = scratchFile();
+    const old = new DatabaseSync(file);
+    const migrations = sqliteMigrations();
+    for (const migration of migrations.slice(0, -1)) old.exec(migration.sql);
+    old.exec(`PRAGMA user_version = ${migrations.length - 1}`);
+    old
+      .prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)')
+      .run('ep-1', hashToken('t'), JSON.stringify(initialRecord()));
+    const enqueue = old.prepare(
+      `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at) VALUES ('ep-1', ?, ?, ?, '{}', 0, 99999)`,
+    );
+    for (let seq = 1; seq <= 3; seq++) {
+      enqueue.run(seq, 'chat_a', 'https://hooks.example.com/a');
+      enqueue.run(seq, 'chat_b', 'https://hooks.example.com/b');
+    }
+    old.close();
+    const store = new SqliteEndpointStore(file);
+    const handed: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      for (const d of await store.deliveries.claim(2000, 60_000, 10)) {
+        handed.push(`${d.platform}:${d.seq}`);
+        await store.deliveries.drop(d.id);
+      }
+    }
+    expect(handed).toEqual(['chat_a:1', 'chat_b:1', 'chat_a:2', 'chat_b:2', 'chat_a:3', 'chat_b:3']);
+    await store.close();
+  });
+
   it('when a file was migrated by a newer release, then opening it is refused, naming both schema versions', () => {
     const file = scratchFile();
     const newer = new DatabaseSync(file);

@@ -1,6 +1,6 @@
 // The webhook outbox on PostgreSQL. Claims use FOR UPDATE SKIP LOCKED, so instances drain the queue
-// together without handing one entry to two workers; a completion holds its endpoint's row lock
-// from the read to the commit (the lock order of rowWrites.ts).
+// together without handing one entry to two workers; a completion and a drop hold their endpoint's
+// row lock until they commit (the lock order of rowWrites.ts).
 import type pg from 'pg';
 import type { Platform } from '../../domain/record.ts';
 import type { Deliveries, Delivery } from '../deliveries.ts';
@@ -12,19 +12,19 @@ import type { PostgresRowWrites } from './rowWrites.ts';
 const SQL = {
   // SKIP LOCKED: an entry another instance is claiming right now is passed over, not waited for;
   // one it has just claimed fails the lease condition when rechecked.
-  // Only the oldest live entry of each webhook is due: a webhook's messages go out one at a time, in
-  // order, on any instance (an entry another instance holds is still older than the next one).
+  // Only the oldest entry of each webhook (its head, migration 0008) is due: a webhook's messages go
+  // out one at a time, in order, on any instance (a head another instance holds stays the head until
+  // it is acknowledged). An expired head is removed by the expiry pass that runs before each claim.
   claim: `UPDATE outbox SET lease_until = $1, attempts = attempts + 1
           WHERE id IN (SELECT o.id FROM outbox o
-                       WHERE o.next_attempt_at <= $2 AND o.lease_until <= $2 AND o.expires_at > $2
+                       WHERE o.head AND o.next_attempt_at <= $2 AND o.lease_until <= $2 AND o.expires_at > $2
                          AND ($4::text IS NULL OR o.platform = $4)
                          AND NOT (o.endpoint_id = ANY ($5::text[]))
-                         AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.endpoint_id = o.endpoint_id AND p.platform = o.platform
-                                           AND p.url = o.url AND p.id < o.id AND p.expires_at > $2)
                        ORDER BY o.next_attempt_at, o.id LIMIT $3
                        FOR UPDATE SKIP LOCKED)
           RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
   dequeue: 'DELETE FROM outbox WHERE id = $1',
+  lockOf: 'SELECT 1 FROM endpoints WHERE id = (SELECT endpoint_id FROM outbox WHERE id = $1) FOR UPDATE',
   hold: 'UPDATE outbox SET next_attempt_at = greatest(next_attempt_at, $4) WHERE endpoint_id = $1 AND platform = $2 AND url = $3',
   retry: 'UPDATE outbox SET next_attempt_at = $2, lease_until = 0 WHERE id = $1',
   count: 'SELECT count(*) AS n FROM outbox',
@@ -75,7 +75,12 @@ export class PostgresDeliveries implements Deliveries {
   }
 
   async drop(id: number): Promise<void> {
-    await this.database.pool.query(statement('dequeue', [id]));
+    // Under its endpoint's row lock, as every path that removes an entry: the next head is then
+    // chosen among every entry committed so far (migration 0008).
+    await this.database.transaction(async (client) => {
+      await client.query(statement('lockOf', [id]));
+      await client.query(statement('dequeue', [id]));
+    });
   }
 
   async hold(endpointId: string, platform: Platform, url: string, until: number): Promise<void> {

@@ -17,16 +17,15 @@ export class SqliteDeliveries implements Deliveries {
     this.writes = writes;
     const q = (sql: string) => database.prepare(sql);
     this.st = {
-      // Only the oldest live entry of each webhook is due: a webhook's messages go out one at a time,
-      // in order, and one held back (a retry, a rate limit) holds the ones after it.
+      // Only the oldest entry of each webhook (its head, migration 0008) is due: a webhook's messages go
+      // out one at a time, in order, and one held back (a retry, a rate limit) holds the ones after it.
+      // An expired head is removed by the relay's expiry pass, which runs before each claim.
       claim: q(
         `UPDATE outbox SET lease_until = ?1, attempts = attempts + 1
-         WHERE id IN (SELECT o.id FROM outbox o WHERE o.next_attempt_at <= ?2 AND o.lease_until <= ?2 AND o.expires_at > ?2
+         WHERE id IN (SELECT o.id FROM outbox o WHERE o.head = 1 AND o.next_attempt_at <= ?2 AND o.lease_until <= ?2
+                                              AND o.expires_at > ?2
                                               AND (?3 IS NULL OR o.platform = ?3)
                                               AND o.endpoint_id NOT IN (SELECT value FROM json_each(?4))
-                                              AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.endpoint_id = o.endpoint_id
-                                                                AND p.platform = o.platform AND p.url = o.url AND p.id < o.id
-                                                                AND p.expires_at > ?2)
                       ORDER BY o.next_attempt_at, o.id LIMIT ?5)
          RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
       ),
