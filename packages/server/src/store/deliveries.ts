@@ -13,6 +13,11 @@ export interface Delivery extends DeliveryDraft {
   attempts: number;
 }
 
+/** How many entries a claim may lease: in all, or per platform (a platform not named gets none). */
+export type ClaimLimits = number | Partial<Record<Platform, number>>;
+/** Per platform, the endpoints whose entries to it a claim passes over. */
+export type ClaimSkips = Partial<Record<Platform, readonly string[]>>;
+
 export interface Deliveries {
   /**
    * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt, only
@@ -23,12 +28,7 @@ export interface Deliveries {
    * platform, endpoints whose entries to that platform stay unclaimed (the caller has no room for
    * them yet).
    */
-  claim(
-    now: number,
-    leaseMs: number,
-    limits: number | Partial<Record<Platform, number>>,
-    skip?: Partial<Record<Platform, readonly string[]>>,
-  ): Promise<Delivery[]>;
+  claim(now: number, leaseMs: number, limits: ClaimLimits, skip?: ClaimSkips): Promise<Delivery[]>;
   /**
    * The delivery succeeded: removes its entry and, in the same transaction, applies `decide` to its
    * endpoint (marks the platform read) as Endpoints.update does. If the entry is gone (superseded),

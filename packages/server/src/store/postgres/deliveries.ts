@@ -3,7 +3,7 @@
 // row lock until they commit (the lock order of rowWrites.ts).
 import type pg from 'pg';
 import type { Platform } from '../../domain/record.ts';
-import type { Deliveries, Delivery } from '../deliveries.ts';
+import type { ClaimLimits, ClaimSkips, Deliveries, Delivery } from '../deliveries.ts';
 import type { Decision, StoredEndpoint } from '../endpoints.ts';
 import { type OutboxRow, claimLanes, toDelivery } from '../sql/rows.ts';
 import { type PostgresDatabase, type Queryable, prepared } from './database.ts';
@@ -41,12 +41,7 @@ export class PostgresDeliveries implements Deliveries {
     this.writes = writes;
   }
 
-  async claim(
-    now: number,
-    leaseMs: number,
-    limits: number | Partial<Record<Platform, number>>,
-    skip?: Partial<Record<Platform, readonly string[]>>,
-  ): Promise<Delivery[]> {
+  async claim(now: number, leaseMs: number, limits: ClaimLimits, skip?: ClaimSkips): Promise<Delivery[]> {
     const lanes = claimLanes(limits, skip);
     if (lanes.length === 0) return [];
     // Several lanes in one transaction: if one claim fails, none is left leased with nobody sending it.

@@ -2,9 +2,9 @@
 import type { EndpointRecord } from '../../domain/record.ts';
 import type { StoredBot } from '../bots.ts';
 import { type EndpointSnapshot, type ImportOutcome, SNAPSHOT_PAGE_ROWS, type Snapshot } from '../snapshot.ts';
-import { planBotImport } from '../sql/botImport.ts';
+import { importOutcome, isRefused, planBotImport } from '../sql/botImport.ts';
 import { channelEntries } from '../sql/channelIndex.ts';
-import { type SnapshotRow, batchesOf, snapshotColumns, toSnapshot } from '../sql/snapshotRows.ts';
+import { type SnapshotRow, batchesOf, snapshotColumns, snapshotPages } from '../sql/snapshotRows.ts';
 import type { PostgresBots } from './bots.ts';
 import type { PostgresDatabase } from './database.ts';
 import { channelKey } from './rowWrites.ts';
@@ -80,14 +80,8 @@ export class PostgresSnapshot implements Snapshot {
     this.bots = bots;
   }
 
-  async *exportRows(): AsyncIterable<EndpointSnapshot> {
-    let after = '';
-    for (;;) {
-      const { rows } = await this.database.pool.query<SnapshotRow>(SQL.page, [after, SNAPSHOT_PAGE_ROWS]);
-      yield* rows.map(toSnapshot);
-      if (rows.length < SNAPSHOT_PAGE_ROWS) return;
-      after = rows[rows.length - 1]!.id;
-    }
+  exportRows(): AsyncIterable<EndpointSnapshot> {
+    return snapshotPages(async (after) => (await this.database.pool.query<SnapshotRow>(SQL.page, [after, SNAPSHOT_PAGE_ROWS])).rows);
   }
 
   /**
@@ -127,24 +121,21 @@ export class PostgresSnapshot implements Snapshot {
       }
       const conflicts = (await client.query<{ id: string }>(SQL.conflicts)).rows.map((r) => r.id);
       const existing = Number((await client.query<{ n: string }>(SQL.existing)).rows[0]!.n);
-      const botPlan = bots && planBotImport(await this.bots.listOn(client), bots);
-      const botOutcome = (imported: number) =>
-        botPlan && { bots: { imported, unchanged: botPlan.unchanged, conflicts: botPlan.conflicts } };
-      if (conflicts.length > 0 || (botPlan?.conflicts.length ?? 0) > 0)
-        return { imported: 0, unchanged: existing - conflicts.length, conflicts, ...botOutcome(0) };
+      const plan = { conflicts, unchanged: existing - conflicts.length, bots: bots && planBotImport(await this.bots.listOn(client), bots) };
+      if (isRefused(plan)) return importOutcome(plan, 0);
       await client.query(SQL.markFresh);
       const imported = (await client.query(SQL.insert)).rowCount ?? 0;
       await client.query(SQL.insertDeliveries);
       await client.query(SQL.insertMessages);
       await client.query(SQL.indexInserted);
-      const fresh = botPlan?.fresh ?? [];
+      const fresh = plan.bots?.fresh ?? [];
       if (fresh.length > 0)
         await client.query(SQL.insertBots, [
           fresh.map((b) => b.id),
           fresh.map((b) => b.platform),
           fresh.map((b) => Buffer.from(b.keyHash)),
         ]);
-      return { imported, unchanged: existing, conflicts, ...botOutcome(fresh.length) };
+      return importOutcome(plan, imported);
     });
   }
 }

@@ -3,7 +3,7 @@
 import { parseQueue } from '../../domain/messageQueue.ts';
 import type { EndpointRecord, Platform } from '../../domain/record.ts';
 import type { EndpointEvent } from '../changes.ts';
-import type { Delivery } from '../deliveries.ts';
+import type { ClaimLimits, ClaimSkips, Delivery } from '../deliveries.ts';
 import type { MessageState, StoredEndpoint } from '../endpoints.ts';
 
 export interface EndpointRow {
@@ -107,10 +107,7 @@ export function toStored(row: EndpointRow | undefined): StoredEndpoint | undefin
 }
 
 /** One claim's (platform, or null for any; limit; endpoints to pass over) triples; lanes without room are left out. */
-export function claimLanes(
-  limits: number | Partial<Record<Platform, number>>,
-  skip: Partial<Record<Platform, readonly string[]>> = {},
-): [Platform | null, number, readonly string[]][] {
+export function claimLanes(limits: ClaimLimits, skip: ClaimSkips = {}): [Platform | null, number, readonly string[]][] {
   if (typeof limits === 'number') return limits > 0 ? [[null, limits, []]] : [];
   return (Object.entries(limits) as [Platform, number][])
     .filter(([, limit]) => limit > 0)

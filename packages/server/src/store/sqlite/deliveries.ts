@@ -1,7 +1,7 @@
 // The webhook outbox on SQLite.
 import type { StatementSync } from 'node:sqlite';
 import type { Platform } from '../../domain/record.ts';
-import type { Deliveries, Delivery } from '../deliveries.ts';
+import type { ClaimLimits, ClaimSkips, Deliveries, Delivery } from '../deliveries.ts';
 import type { Decision, StoredEndpoint } from '../endpoints.ts';
 import { type OutboxRow, claimLanes, toDelivery } from '../sql/rows.ts';
 import type { SqliteDatabase } from './database.ts';
@@ -36,12 +36,7 @@ export class SqliteDeliveries implements Deliveries {
     };
   }
 
-  async claim(
-    now: number,
-    leaseMs: number,
-    limits: number | Partial<Record<Platform, number>>,
-    skip?: Partial<Record<Platform, readonly string[]>>,
-  ): Promise<Delivery[]> {
+  async claim(now: number, leaseMs: number, limits: ClaimLimits, skip?: ClaimSkips): Promise<Delivery[]> {
     const lanes = claimLanes(limits, skip);
     if (lanes.length === 0) return [];
     // One transaction for every lane: one commit (and fsync, if anything was claimed) on the event loop.

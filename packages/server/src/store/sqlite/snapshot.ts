@@ -3,8 +3,8 @@ import type { StatementSync } from 'node:sqlite';
 import { queueJson } from '../../domain/messageQueue.ts';
 import type { StoredBot } from '../bots.ts';
 import { type EndpointSnapshot, type ImportOutcome, SNAPSHOT_PAGE_ROWS, type Snapshot } from '../snapshot.ts';
-import { planBotImport } from '../sql/botImport.ts';
-import { type SnapshotRow, batchesOf, toSnapshot } from '../sql/snapshotRows.ts';
+import { importOutcome, isRefused, planBotImport } from '../sql/botImport.ts';
+import { type SnapshotRow, batchesOf, snapshotPages } from '../sql/snapshotRows.ts';
 import type { SqliteBots } from './bots.ts';
 import type { SqliteDatabase } from './database.ts';
 
@@ -48,16 +48,9 @@ export class SqliteSnapshot implements Snapshot {
     this.bots = bots;
   }
 
-  async *exportRows(): AsyncIterable<EndpointSnapshot> {
+  exportRows(): AsyncIterable<EndpointSnapshot> {
     const { page } = this.prepared();
-    let after = '';
-    for (;;) {
-      const rows: EndpointSnapshot[] = [];
-      for (const row of page.iterate(after, SNAPSHOT_PAGE_ROWS)) rows.push(toSnapshot(row as unknown as SnapshotRow));
-      yield* rows;
-      if (rows.length < SNAPSHOT_PAGE_ROWS) return;
-      after = rows[rows.length - 1]!.id;
-    }
+    return snapshotPages((after) => page.all(after, SNAPSHOT_PAGE_ROWS) as unknown as SnapshotRow[]);
   }
 
   /**
@@ -94,17 +87,15 @@ export class SqliteSnapshot implements Snapshot {
       return this.database.transaction(() => {
         const conflicts = (st.conflicts.all() as { id: string }[]).map((r) => r.id);
         const unchanged = (st.existing.get() as { n: number }).n - conflicts.length;
-        const botPlan = bots && planBotImport(this.bots.listNow(), bots);
-        const botOutcome = (imported: number) =>
-          botPlan && { bots: { imported, unchanged: botPlan.unchanged, conflicts: botPlan.conflicts } };
-        if (conflicts.length > 0 || (botPlan?.conflicts.length ?? 0) > 0) return { imported: 0, unchanged, conflicts, ...botOutcome(0) };
+        const plan = { conflicts, unchanged, bots: bots && planBotImport(this.bots.listNow(), bots) };
+        if (isRefused(plan)) return importOutcome(plan, 0);
         st.markFresh.run();
         const imported = Number(st.insert.run().changes);
         st.insertDeliveries.run();
         st.insertMessages.run();
         st.indexInserted.run();
-        for (const bot of botPlan?.fresh ?? []) st.insertBot.run(bot.id, bot.platform, bot.keyHash);
-        return { imported, unchanged, conflicts, ...botOutcome(botPlan?.fresh.length ?? 0) };
+        for (const bot of plan.bots?.fresh ?? []) st.insertBot.run(bot.id, bot.platform, bot.keyHash);
+        return importOutcome(plan, imported);
       });
     } finally {
       if (db.isOpen) db.exec(CLEAR_STAGING);
