@@ -9,9 +9,10 @@
 // the counter as it stood after their own points (the statement adds all of them at once). Keys are
 // locked in sorted order, so two instances' batches cannot deadlock.
 //
-// The counters share the store's pool. A counter write that has not answered within
-// COUNTER_TIMEOUT_MS (the database down or too slow, the pool busy) is answered by an in-memory
-// limiter instead, so a request goes on to the store, whose own timeouts answer it 503.
+// The counters share the store's pool. A counter write that gets no connection within
+// COUNTER_TIMEOUT_MS (the database down, the pool busy), or no answer within as long again, is
+// answered by an in-memory limiter instead, so a request goes on to the store, whose own timeouts
+// answer it 503.
 import type pg from 'pg';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Counters, WindowLimit, WindowLimiter } from '../counters.ts';
@@ -33,8 +34,30 @@ interface PendingWrite {
 const SWEEP_EVERY_MS = 5 * 60_000;
 const SWEEP_AFTER_MS = 60 * 60_000;
 
-/** How long a shared counter may take (queue, connect or statement) before the in-memory insurance counts. */
+/** How long a shared counter may wait for a connection, and then for its statement, before the in-memory insurance counts. */
 const COUNTER_TIMEOUT_MS = 1000;
+
+/** A pooled connection within COUNTER_TIMEOUT_MS; one that comes later goes back to the pool unused. */
+function connectInTime(pool: pg.Pool): Promise<pg.PoolClient> {
+  return new Promise((resolve, reject) => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      reject(new Error(`no connection for the rate-limit counters within ${COUNTER_TIMEOUT_MS} ms`));
+    }, COUNTER_TIMEOUT_MS);
+    pool.connect().then(
+      (client) => {
+        clearTimeout(timer);
+        if (late) client.release();
+        else resolve(client);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
 
 export interface PostgresCountersOptions {
   /** The limiter that answers when a counter write fails; default: one in this process's memory. */
@@ -109,16 +132,18 @@ export class PostgresCounters implements Counters {
     for (const w of writes) totals.set(w.key, (totals.get(w.key) ?? 0) + 1);
     const keys = [...totals.keys()].sort();
     const now = Date.now();
-    // Past the deadline the callers hear from the insurance; a late answer then settles nothing.
-    const deadline = setTimeout(() => {
-      const late = new Error(`the rate-limit counters did not answer within ${COUNTER_TIMEOUT_MS} ms`);
-      for (const w of writes) w.reject(late);
-    }, COUNTER_TIMEOUT_MS);
     let rows: CounterRow[];
+    let client: pg.PoolClient | undefined;
+    let failed: Error | undefined;
+    // pg-pool hears the errors of idle connections only: one lost while checked out is kept here
+    // (its pending query rejects too), and the connection is then discarded, not pooled.
+    const onError = (err: Error) => void (failed ??= err);
     try {
-      // A counter past its expiry starts again. query_timeout: a connection whose statement hangs is
-      // discarded rather than kept busy.
-      ({ rows } = await this.pool.query<CounterRow>({
+      client = await connectInTime(this.pool);
+      client.on('error', onError);
+      // A counter past its expiry starts again. query_timeout: past it, the connection is discarded
+      // (released with the error) rather than kept busy.
+      ({ rows } = await client.query<CounterRow>({
         name: 'chatbridge-upsert-batch',
         text: `INSERT INTO rate_limits (key, points, expire)
                  SELECT k, p, $3 FROM unnest($1::varchar[], $2::int[]) AS t (k, p)
@@ -130,10 +155,12 @@ export class PostgresCounters implements Counters {
         query_timeout: COUNTER_TIMEOUT_MS,
       } as pg.QueryConfig));
     } catch (error) {
+      failed = error instanceof Error ? error : new Error(String(error));
       for (const w of writes) w.reject(error);
       return;
     } finally {
-      clearTimeout(deadline);
+      client?.removeListener('error', onError);
+      client?.release(failed);
     }
     const byKey = new Map(rows.map((r) => [r.key, r]));
     // Each caller sees the counter less the points of the callers of its key after it.
