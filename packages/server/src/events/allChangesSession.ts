@@ -10,10 +10,19 @@ import type { Platform } from '../domain/record.ts';
 import type { Logger } from '../logger.ts';
 import { changeSeenBy } from './botChanges.ts';
 import { type FormattedChange, formatReset } from './changeReader.ts';
-import { HEARTBEAT, type ResumePoint } from './session.ts';
+import { type ResumePoint, resumeFrom } from './resume.ts';
+import { HEARTBEAT } from './session.ts';
 import { slowStreamOf, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 import type { EndpointStore } from '../store/port.ts';
+
+/** An event ID of the stream of all changes: a position. */
+const POSITION = /^([0-9]{1,32})$/;
+
+/** Where a stream of all changes resumes: after the position in `Last-Event-ID` (or `last_event_id`; the header wins, see resume.ts). */
+export function resumeAtPosition(header: string | string[] | undefined, query: number | undefined): ResumePoint {
+  return resumeFrom(POSITION, header, query === undefined ? undefined : String(query));
+}
 
 export interface AllChangesStreamOptions {
   store: EndpointStore;

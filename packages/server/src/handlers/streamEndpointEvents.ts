@@ -1,7 +1,8 @@
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, unauthorized } from '../http/problem.ts';
-import { openEventStream, resumePoint } from '../events/session.ts';
+import { resumePoint } from '../events/endpointEvents.ts';
+import { openEventStream } from '../events/session.ts';
 import { authenticate } from '../http/authenticate.ts';
 
 /** When an endpoint has all the streams it may: a client that reconnects in a loop waits this long. */
