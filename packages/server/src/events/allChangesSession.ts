@@ -1,5 +1,5 @@
 // One stream of all changes: the text/event-stream response of streamAllEvents. As the per-endpoint
-// stream (session.ts), everything it sends comes from the store (the change log, read after the
+// stream (endpointStream.ts), everything it sends comes from the store (the change log, read after the
 // last position sent) and the change feed only says when to look; here the reads are shared by the
 // instance's streams (changeReader.ts). A stream writes an event only once its client has taken the
 // one before (beyond the socket's buffers), counts against the slow streams' budget while it waits,
@@ -11,7 +11,7 @@ import type { Logger } from '../logger.ts';
 import { changeSeenBy } from './botChanges.ts';
 import { type FormattedChange, formatReset } from './changeReader.ts';
 import { type ResumePoint, resumeFrom } from './resume.ts';
-import { HEARTBEAT } from './session.ts';
+import { HEARTBEAT } from './eventStream.ts';
 import { slowStreamOf, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 import type { EndpointStore } from '../store/port.ts';
@@ -51,7 +51,7 @@ export function openAllChangesStream(o: AllChangesStreamOptions): void {
   res.setHeader('Content-Type', 'text/event-stream');
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('X-Accel-Buffering', 'no');
-  res.setHeader('Connection', 'close'); // as session.ts: shutdown never waits on a stream's keep-alive
+  res.setHeader('Connection', 'close'); // as eventStream.ts: shutdown never waits on a stream's keep-alive
   if (res.locals.head === true) {
     res.end();
     return;

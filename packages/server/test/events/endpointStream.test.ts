@@ -1,5 +1,6 @@
-// The event stream's own bookkeeping, without the rest of the app: where a stream resumes, and that a
-// stream the client leaves gives back its subscription, its timer and its place among open streams.
+// An endpoint's event stream without the rest of the app: where a stream resumes, its events' bytes,
+// and that a stream the client leaves gives back its subscription, its timer and its place among
+// open streams.
 import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +14,7 @@ import type { ChangeFeed } from '../../src/store/changeFeed.ts';
 import { resumeAtPosition } from '../../src/events/allChangesSession.ts';
 import { formatEvent, resumePoint } from '../../src/events/endpointEvents.ts';
 import type { ResumePoint } from '../../src/events/resume.ts';
-import { openEventStream } from '../../src/events/session.ts';
+import { openEndpointStream } from '../../src/events/endpointStream.ts';
 import { type EventStreamSettings, EventStreams } from '../../src/events/streams.ts';
 import { createLogger } from '../../src/logger.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
@@ -83,7 +84,7 @@ describe('formatEvent', () => {
   });
 });
 
-describe('openEventStream', () => {
+describe('openEndpointStream', () => {
   let server: Server | undefined;
   let store: SqliteEndpointStore | undefined;
   afterEach(async () => {
@@ -97,7 +98,7 @@ describe('openEventStream', () => {
    * Last-Event-ID), over a feed that counts its subscriptions.
    */
   async function serve(options: { resume?: ResumePoint; settings?: Partial<EventStreamSettings>; responses?: Response[] } = {}) {
-    store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-session-')), 'store.sqlite'));
+    store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-stream-')), 'store.sqlite'));
     await store.create('ep-1', hashToken('t'), initialRecord());
     const inner = await store.openChangeFeed();
     let subscriptions = 0;
@@ -118,7 +119,7 @@ describe('openEventStream', () => {
     const logger = createLogger('silent');
     app.get('/s', (req, res) => {
       options.responses?.push(res);
-      openEventStream({
+      openEndpointStream({
         store: store!,
         streams,
         endpointId: 'ep-1',
