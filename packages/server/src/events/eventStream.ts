@@ -10,7 +10,7 @@ import type { Logger } from '../logger.ts';
 import { type SlowStream, type SlowStreamBudget, slowStreamOf, waitForDrain } from './slowStreams.ts';
 import type { EventStreams } from './streams.ts';
 
-export const HEARTBEAT = ': heartbeat\n\n';
+const HEARTBEAT = ': heartbeat\n\n';
 
 /** What one stream sends, and from where it reads it; the EventStream it is given writes it. */
 export interface StreamKind {

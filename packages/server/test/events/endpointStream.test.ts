@@ -11,7 +11,7 @@ import express, { type Response } from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
-import { resumeAtPosition } from '../../src/events/allChangesSession.ts';
+import { resumeAtPosition } from '../../src/events/allChangesStream.ts';
 import { formatEvent, resumePoint } from '../../src/events/endpointEvents.ts';
 import type { ResumePoint } from '../../src/events/resume.ts';
 import { openEndpointStream } from '../../src/events/endpointStream.ts';
