@@ -2,16 +2,13 @@
 // owns the connection. Everything comes from the change log, read after the last position sent;
 // the reads and their events' bytes are shared by the instance's streams (changeReader.ts), and a
 // bot key's stream shows only what its platform may see (botChanges.ts).
-import type { Request, Response } from 'express';
 import { takesPart } from '../domain/botRights.ts';
 import type { Platform } from '../domain/record.ts';
-import type { Logger } from '../logger.ts';
 import type { EndpointStore } from '../store/port.ts';
 import { changeSeenBy } from './botChanges.ts';
 import { type ChangeReader, type FormattedChange, formatReset } from './changeReader.ts';
-import { EventStream, type StreamKind } from './eventStream.ts';
+import { EventStream, type StreamConnection, type StreamKind } from './eventStream.ts';
 import { type ResumePoint, resumeFrom } from './resume.ts';
-import type { EventStreams } from './streams.ts';
 
 /** An event ID of the stream of all changes: a position. */
 const POSITION = /^([0-9]{1,32})$/;
@@ -21,27 +18,21 @@ export function resumeAtPosition(header: string | string[] | undefined, query: n
   return resumeFrom(POSITION, header, query === undefined ? undefined : String(query));
 }
 
-export interface AllChangesStreamOptions {
+/** The connection (eventStream.ts), its credential asked at every heartbeat. */
+export interface AllChangesStreamOptions extends StreamConnection {
   store: EndpointStore;
-  streams: EventStreams;
-  /** The key the stream counts under for the per-credential limit (EventStreams.track). */
-  budgetKey: string;
-  /** The bot whose key opened the stream, if one did: rotating or deleting that key ends it. */
-  bot?: string | undefined;
-  /** That bot key's platform: the stream sends only endpoints where it takes part, their other webhooks hidden. */
+  /**
+   * The platform of the bot key that opened the stream: it sends only endpoints where that platform
+   * takes part, their other webhooks hidden.
+   */
   platform?: Platform | undefined;
-  /** Whether the credential the stream was opened with still opens it; checked at every heartbeat. */
   stillAllowed: () => Promise<boolean>;
   resume: ResumePoint;
-  req: Request;
-  res: Response;
-  logger: Logger;
 }
 
 /** Starts the stream (the caller has authorised it) and returns at once. */
 export function openAllChangesStream(o: AllChangesStreamOptions): void {
-  const { streams, budgetKey, bot, stillAllowed, req, res, logger } = o;
-  EventStream.open({ streams, budgetKey, bot, stillAllowed, req, res, logger }, new AllChangesKind(o));
+  EventStream.open(o, new AllChangesKind(o));
 }
 
 class AllChangesKind implements StreamKind {

@@ -2,36 +2,27 @@
 // owns the connection. Everything comes from the store: the record, or the event log read "after
 // the last version sent"; the stream sends each version once, in order, and ends once its token or
 // key no longer opens the endpoint.
-import type { Request, Response } from 'express';
 import type { Platform } from '../domain/record.ts';
-import type { Logger } from '../logger.ts';
 import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
 import { messageNumberOf } from '../store/rows.ts';
 import { formatEvent, isLarge, recordSeenBy, rowEventFor } from './endpointEvents.ts';
-import { EventStream, type StreamKind } from './eventStream.ts';
+import { EventStream, type StreamConnection, type StreamKind } from './eventStream.ts';
 import type { ResumePoint } from './resume.ts';
-import type { EventStreams } from './streams.ts';
 
-export interface EndpointStreamOptions {
+/** The connection (eventStream.ts), its credential asked at each look rather than at heartbeats. */
+export interface EndpointStreamOptions extends Omit<StreamConnection, 'budgetKey' | 'stillAllowed'> {
   store: EndpointStore;
-  streams: EventStreams;
   endpointId: string;
   /**
    * Whether the credential the stream was opened with still opens the endpoint, as `row` reads now: checked
    * whenever the stream looks at the store, so a rotated token or key ends it.
    */
   stillAuthorized: (row: StoredEndpoint) => boolean | Promise<boolean>;
-  /** The bot whose key opened the stream, if one did: rotating or deleting that key ends it. */
-  bot?: string | undefined;
-  /** The platform of that bot key: other platforms' webhook URLs are hidden from the stream. */
+  /** The platform of the bot key that opened the stream: other platforms' webhook URLs are hidden from it. */
   platform?: Platform | undefined;
   /** What the stream counts against (EventStreams.track): its endpoint's slots (the default), or a bot key's own budget. */
   budgetKey?: string | undefined;
   resume: ResumePoint;
-  req: Request;
-  res: Response;
-  /** For failures; the request's own logger (`req.log`) is preferred when there is one. */
-  logger: Logger;
 }
 
 /** Starts the stream (the caller has authenticated the request) and returns at once. */
