@@ -1,5 +1,5 @@
-// The event stream's own bookkeeping, without the rest of the app: where a stream resumes, and that a
-// stream the client leaves gives back its subscription, its timer and its place among open streams.
+// An endpoint's event stream without the rest of the app: its events' bytes, and that a stream the
+// client leaves gives back its subscription, its timer and its place among open streams.
 import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,59 +10,13 @@ import express, { type Response } from 'express';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
-import { formatEvent, openEventStream, type ResumePoint, resumeAtPosition, resumePoint } from '../../src/events/session.ts';
+import { formatEvent, resumePoint } from '../../src/events/endpointEvents.ts';
+import type { ResumePoint } from '../../src/events/resume.ts';
+import { openEndpointStream } from '../../src/events/endpointStream.ts';
 import { type EventStreamSettings, EventStreams } from '../../src/events/streams.ts';
 import { createLogger } from '../../src/logger.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
 import { hashToken, tokenMatchesDigest } from '../../src/tokens.ts';
-
-describe('resumePoint', () => {
-  it('when neither header nor query is given, then the stream starts fresh', () => {
-    expect(resumePoint(undefined, undefined)).toEqual({ kind: 'fresh' });
-    expect(resumePoint('', undefined)).toEqual({ kind: 'fresh' });
-    expect(resumePoint('  ', undefined)).toEqual({ kind: 'fresh' });
-  });
-
-  it('when the header is a version, then it wins over the query', () => {
-    expect(resumePoint('41', undefined)).toEqual({ kind: 'after', version: 41 });
-    expect(resumePoint('0', '7')).toEqual({ kind: 'after', version: 0 });
-    expect(resumePoint(undefined, '7')).toEqual({ kind: 'after', version: 7 });
-  });
-
-  it('when the ID carries a message number, then the stream resumes after its version, the number aside', () => {
-    expect(resumePoint('41-7', undefined)).toEqual({ kind: 'after', version: 41 });
-    expect(resumePoint(undefined, '41-7')).toEqual({ kind: 'after', version: 41 });
-    expect(resumePoint('5-2', '41-7')).toEqual({ kind: 'after', version: 5 });
-  });
-
-  it('when the header has leading zeros, then it is the same version as the query parameter would be', () => {
-    expect(resumePoint('04', undefined)).toEqual({ kind: 'after', version: 4 });
-    expect(resumePoint('000', '9')).toEqual({ kind: 'after', version: 0 });
-  });
-
-  it.each(['abc', '-1', '1.5', '+1', ' 1 2', '1e3', '99999999999999999', '1,2', '1-', '1-2-3', '-', '1--2', '1-x'])(
-    'when the header is %j, then it is no event ID of the stream: reset',
-    (header) => {
-      expect(resumePoint(header, '3')).toEqual({ kind: 'unknown' });
-    },
-  );
-
-  it('when the header was sent twice, then it is no version', () => {
-    expect(resumePoint(['1', '2'], undefined)).toEqual({ kind: 'unknown' });
-  });
-});
-
-describe('resumeAtPosition', () => {
-  it('when the header or query is a position, then the stream of all changes resumes after it, the header first', () => {
-    expect(resumeAtPosition(undefined, undefined)).toEqual({ kind: 'fresh' });
-    expect(resumeAtPosition('1041', 7)).toEqual({ kind: 'after', version: 1041 });
-    expect(resumeAtPosition(undefined, 0)).toEqual({ kind: 'after', version: 0 });
-  });
-
-  it("when the header is an endpoint stream's ID with a message number, then it is no position: reset", () => {
-    expect(resumeAtPosition('41-7', undefined)).toEqual({ kind: 'unknown' });
-  });
-});
 
 describe('formatEvent', () => {
   it('when a record holds line breaks, then the event still has exactly one data line', () => {
@@ -80,7 +34,7 @@ describe('formatEvent', () => {
   });
 });
 
-describe('openEventStream', () => {
+describe('openEndpointStream', () => {
   let server: Server | undefined;
   let store: SqliteEndpointStore | undefined;
   afterEach(async () => {
@@ -94,7 +48,7 @@ describe('openEventStream', () => {
    * Last-Event-ID), over a feed that counts its subscriptions.
    */
   async function serve(options: { resume?: ResumePoint; settings?: Partial<EventStreamSettings>; responses?: Response[] } = {}) {
-    store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-session-')), 'store.sqlite'));
+    store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-stream-')), 'store.sqlite'));
     await store.create('ep-1', hashToken('t'), initialRecord());
     const inner = await store.openChangeFeed();
     let subscriptions = 0;
@@ -115,7 +69,7 @@ describe('openEventStream', () => {
     const logger = createLogger('silent');
     app.get('/s', (req, res) => {
       options.responses?.push(res);
-      openEventStream({
+      openEndpointStream({
         store: store!,
         streams,
         endpointId: 'ep-1',
