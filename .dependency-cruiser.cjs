@@ -21,6 +21,21 @@ module.exports = {
       to: { path: '^packages/server/src/(http|handlers|events|relay|delivery)/' },
     },
     {
+      name: 'only-store-imports-a-database-driver',
+      comment: "The database drivers (pg, node:sqlite) are the store adapters' own: every other room reaches data through the ports.",
+      severity: 'error',
+      from: { path: '^packages/server/src/', pathNot: '^packages/server/src/store/' },
+      to: { path: '^node:sqlite$|node_modules/pg/' },
+    },
+    {
+      name: 'http-sees-store-ports-only',
+      comment:
+        'http/ (and the handlers, streams, relay and admin it drives) use the store through its port types; the adapters (sqlite/, postgres/, their shared sql/) and the code that picks one (open.ts) belong to the composition roots.',
+      severity: 'error',
+      from: { path: '^packages/server/src/(http|handlers|events|relay|admin|bots|observability)/' },
+      to: { path: '^packages/server/src/store/((sqlite|postgres|sql)/|open\\.ts$|memoryCounters\\.ts$)' },
+    },
+    {
       name: 'delivery-knows-no-http-or-store',
       comment: 'Delivery sends webhook requests; what to send and when is decided elsewhere.',
       severity: 'error',
@@ -49,8 +64,9 @@ module.exports = {
     },
   ],
   options: {
+    // node_modules are not followed, but kept in the graph: the driver rule sees imports of them.
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(node_modules|dist)/' },
+    exclude: { path: '(^|/)dist/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.base.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['source', 'import', 'default'] },

@@ -67,11 +67,11 @@ async function main(): Promise<void> {
         };
       }
     };
-    const outcome = await store.importRows(rows());
+    const outcome = await store.snapshot.importRows(rows());
     if (outcome.imported !== count)
       throw new Error(`imported ${outcome.imported} of ${count} endpoints: ${outcome.conflicts.slice(0, 3).join(', ')} exist`);
     for (const e of endpoints.slice(0, 20)) {
-      const found = await store.get(e.id);
+      const found = await store.endpoints.get(e.id);
       if (!found || !tokenMatchesDigest(found.tokenHash, e.token) || !isDeepStrictEqual(found.record, record)) {
         throw new Error(`seeded endpoint ${e.id} does not read back through the store`);
       }
@@ -79,8 +79,9 @@ async function main(): Promise<void> {
   } finally {
     await store.close();
   }
-  if (config.store.kind === 'postgres') {
-    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  // A database server's planner needs statistics of the rows just loaded.
+  if ('databaseUrl' in config.store) {
+    const client = new pg.Client({ connectionString: config.store.databaseUrl });
     await client.connect();
     await client.query('ANALYZE').finally(() => client.end());
   }

@@ -1,6 +1,6 @@
 // `pnpm build` (and `pnpm install`, through the root postinstall script): compiles the server to
-// JavaScript in packages/server/dist (or the folder given as the one argument), with the PostgreSQL
-// migrations it reads at run time and the HTML docs it serves at /-/docs (dist/docs/index.html).
+// JavaScript in packages/server/dist (or the folder given as the one argument), with the stores'
+// migrations (.sql files) it reads at run time and the HTML docs it serves at /-/docs (dist/docs/index.html).
 //
 // Node could run the TypeScript sources directly, but its type stripping loads a WebAssembly compiler
 // into the process and keeps its memory (16 MB of resident memory at start-up, measured). Types are
@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(import.meta.dirname, '..');
 const SERVER = join(ROOT, 'packages', 'server');
-const MIGRATIONS = join('store', 'migrations');
+/** The stores' migration folders, read at run time (store/migrations.ts). */
+const MIGRATIONS = [join('store', 'sqlite', 'migrations'), join('store', 'postgres', 'migrations')];
 const out = resolve(process.argv[2] ?? join(SERVER, 'dist'));
 
 let tsc: string;
@@ -32,7 +33,7 @@ try {
 const staging = mkdtempSync(join(dirname(out), `.${basename(out)}-new-`));
 try {
   execFileSync(process.execPath, [tsc, '-p', join(SERVER, 'tsconfig.build.json'), '--outDir', staging], { stdio: 'inherit' });
-  cpSync(join(SERVER, 'src', MIGRATIONS), join(staging, MIGRATIONS), { recursive: true });
+  for (const folder of MIGRATIONS) cpSync(join(SERVER, 'src', folder), join(staging, folder), { recursive: true });
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-docs.ts'), join(staging, 'docs', 'index.html')], { stdio: 'inherit' });
   chmodSync(staging, 0o755); // mkdtemp makes it 0700: the build must be readable by the user a service runs as
   replaceWith(staging, out);

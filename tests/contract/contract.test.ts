@@ -16,7 +16,6 @@ const RATE_LIMITS = {
   authFailuresPerMinute: 1_000,
   authFailuresPerAddressPerMinute: 10_000,
   perEndpointPerSecond: 1_000,
-  backend: { kind: 'memory' as const },
 };
 
 /** Every answer the server gave in this file, by operation, for the header check at the end. */

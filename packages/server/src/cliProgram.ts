@@ -108,7 +108,7 @@ program
   .argument('<id>', 'endpoint ID', endpointId)
   .action((id: string) =>
     withStore(async (store) => {
-      if (!(await store.delete(id))) {
+      if (!(await store.endpoints.delete(id))) {
         console.error(`No endpoint has ID ${id}.`);
         return 1;
       }
@@ -137,7 +137,7 @@ program
   .argument('<id>', 'endpoint ID', endpointId)
   .action((id: string) =>
     withStore(async (store) => {
-      const found = await store.get(id);
+      const found = await store.endpoints.get(id);
       if (!found) {
         console.error(`No endpoint has ID ${id}.`);
         return 1;

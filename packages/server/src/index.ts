@@ -5,4 +5,4 @@ export { loadConfig, type AppConfig } from './config.ts';
 export { applyUpdate, type UpdateParams } from './domain/update.ts';
 export { initialRecord, type EndpointRecord } from './domain/record.ts';
 export type { EndpointStore } from './store/port.ts';
-export { SqliteEndpointStore } from './store/sqlite.ts';
+export { SqliteEndpointStore } from './store/sqlite/store.ts';

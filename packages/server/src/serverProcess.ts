@@ -50,16 +50,13 @@ async function main(): Promise<void> {
       trustProxy: config.trustProxy,
       connections: config.connections,
       managementPort: config.managementPort,
-      rateLimits: {
-        ...config.rateLimits,
-        backend: config.store.kind === 'postgres' ? { kind: 'postgres', databaseUrl: config.store.databaseUrl } : { kind: 'memory' },
-      },
+      rateLimits: config.rateLimits,
     },
     config.port,
     config.host,
   );
 
-  const endpoints = (await store.listIds(undefined, 1)).length;
+  const endpoints = (await store.endpoints.listIds(undefined, 1)).length;
   logger.info(
     {
       url: running.url,

@@ -74,7 +74,10 @@ export async function startService(options: ServiceOptions, port: number, host: 
   const { logger } = options;
   const clock = options.clock ?? Date.now;
   const rawStore = options.store;
-  const metrics = createMetrics({ pendingMessages: () => rawStore.countPending(), queuedDeliveries: () => rawStore.countDeliveries() });
+  const metrics = createMetrics({
+    pendingMessages: () => rawStore.endpoints.countPending(),
+    queuedDeliveries: () => rawStore.deliveries.count(),
+  });
   measureGroupCommits(rawStore, metrics);
   const store = instrumentStore(rawStore, metrics);
   const sender = createWebhookSender({
@@ -102,13 +105,10 @@ export async function startService(options: ServiceOptions, port: number, host: 
     logger: logger.child({ component: 'events' }),
     ...(options.events && { settings: options.events }),
   });
-  const rateLimits = await createRateLimits(
-    options.rateLimits ?? { authFailuresPerMinute: 0, perEndpointPerSecond: 0, backend: { kind: 'memory' } },
-    logger,
-  );
+  const rateLimits = createRateLimits(options.rateLimits ?? { authFailuresPerMinute: 0, perEndpointPerSecond: 0 }, store.counters);
   const readiness: Readiness = { draining: false };
   // A key rotated or deleted anywhere ends the streams it opened here, within the key copy's max age.
-  const bots = new BotKeyCache(store, { onRevoked: (bot) => events.streams.endBot(bot) });
+  const bots = new BotKeyCache(store.bots, { onRevoked: (bot) => events.streams.endBot(bot) });
   const stopWatchingBots = bots.watchRevocations(() => events.streams.hasBotStreams);
   const deps: AppDeps = {
     store,
@@ -139,7 +139,6 @@ export async function startService(options: ServiceOptions, port: number, host: 
   } catch (error) {
     // Nothing listens: what was opened for it is closed, so the process can end.
     stopWatchingBots();
-    await rateLimits.close();
     await events.close();
     throw error;
   }
@@ -157,7 +156,6 @@ export async function startService(options: ServiceOptions, port: number, host: 
       await http.close();
       await relay.stop();
       await sender.close();
-      await rateLimits.close();
       await events.close();
       await store.close();
     },

@@ -7,7 +7,7 @@ import { createEndpoint } from './admin/endpoints.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { type RunningService, type ServiceOptions, startService } from './service.ts';
 import type { EndpointStore } from './store/port.ts';
-import { SqliteEndpointStore } from './store/sqlite.ts';
+import { SqliteEndpointStore } from './store/sqlite/store.ts';
 import { hashToken } from './tokens.ts';
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { SqliteEndpointStore } from '../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../src/store/sqlite/store.ts';
 import { hashToken } from '../src/tokens.ts';
 
 const SRC = join(import.meta.dirname, '..', 'src');
@@ -28,7 +28,7 @@ const keyIn = (stdout: string) => /^key: (\S+)$/m.exec(stdout)?.[1] ?? '';
 async function storedBots(dir: string) {
   const store = new SqliteEndpointStore(join(dir, 'store.sqlite'));
   try {
-    return (await store.listBots()).map((b) => ({ id: b.id, platform: b.platform, keyHash: Buffer.from(b.keyHash) }));
+    return (await store.bots.list()).map((b) => ({ id: b.id, platform: b.platform, keyHash: Buffer.from(b.keyHash) }));
   } finally {
     await store.close();
   }

@@ -87,7 +87,7 @@ describe('the compiled server (what pnpm start runs)', () => {
     // Watched while they run: whenever the compiled server is there, so is what is copied after it.
     const halfBuilt: string[] = [];
     const watch = setInterval(() => {
-      if (existsSync(join(out, 'main.js')) && !existsSync(join(out, 'store', 'migrations')))
+      if (existsSync(join(out, 'main.js')) && ['sqlite', 'postgres'].some((store) => !existsSync(join(out, 'store', store, 'migrations'))))
         halfBuilt.push('main.js without its migrations');
     }, 2);
     const results = await Promise.allSettled([build(out), build(out)]).finally(() => clearInterval(watch));

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteEndpointStore } from '../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../src/store/sqlite/store.ts';
 import { hashToken } from '../src/tokens.ts';
 
 const SRC = join(import.meta.dirname, '..', 'src');
@@ -81,7 +81,7 @@ describe('chatbridge CLI', () => {
     expect(created.stdout).not.toContain(existing);
     const store = new SqliteEndpointStore(join(dir, 'store.sqlite'));
     try {
-      expect(Buffer.from((await store.get('migrated-1'))!.tokenHash)).toEqual(hashToken(existing));
+      expect(Buffer.from((await store.endpoints.get('migrated-1'))!.tokenHash)).toEqual(hashToken(existing));
     } finally {
       await store.close();
     }

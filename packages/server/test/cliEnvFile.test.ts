@@ -67,8 +67,8 @@ async function everyCommandActsOn(dir: string, original: string, named: AppConfi
 
   const store = await openStore(named);
   try {
-    expect(await store.listIds(undefined, 10)).toEqual(['from-env', 'migrated']);
-    expect((await store.listBots()).map((b) => b.id)).toEqual(['bridge-a']);
+    expect(await store.endpoints.listIds(undefined, 10)).toEqual(['from-env', 'migrated']);
+    expect((await store.bots.list()).map((b) => b.id)).toEqual(['bridge-a']);
   } finally {
     await store.close();
   }

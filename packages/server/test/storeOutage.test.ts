@@ -3,7 +3,7 @@
 import { createServer, type Server, Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresEndpointStore } from '../src/store/postgres.ts';
+import { PostgresEndpointStore } from '../src/store/postgres/store.ts';
 import { startTestServer, type TestServer } from '../src/testing.ts';
 import { eventually } from './http/receiver.ts';
 import { createScratchDatabase, type ScratchDatabase } from './store/pgScratch.ts';
@@ -98,7 +98,7 @@ function useServerBehindProxy(endpointId: string, { sharedRateLimits = false } =
     env.server = await startTestServer({
       store: await PostgresEndpointStore.open({ connectionString: databaseUrl, poolSize: 4, ...STORE_TIMEOUTS }),
       ...(sharedRateLimits && {
-        rateLimits: { authFailuresPerMinute: 10, perEndpointPerSecond: 50, backend: { kind: 'postgres' as const, databaseUrl } },
+        rateLimits: { authFailuresPerMinute: 10, perEndpointPerSecond: 50 },
       }),
     });
     env.token = await env.server.provision(endpointId);

@@ -65,7 +65,7 @@ export function addBotCommands(program: Command): void {
     .argument('<id>', 'bot ID', botId)
     .action((id: string) =>
       withStore(async (store) => {
-        if (!(await store.deleteBot(id))) {
+        if (!(await store.bots.delete(id))) {
           console.error(`No bot has ID ${id}.`);
           return 1;
         }

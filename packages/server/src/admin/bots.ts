@@ -23,21 +23,21 @@ export interface IssuedBotKey {
 export type CreateBotOutcome = { kind: 'created'; issued: IssuedBotKey } | { kind: 'taken' } | { kind: 'full' };
 
 export async function createBot(store: EndpointStore, id: string, platform: Platform): Promise<CreateBotOutcome> {
-  if ((await store.listBots()).length >= MAX_BOTS) return { kind: 'full' };
+  if ((await store.bots.list()).length >= MAX_BOTS) return { kind: 'full' };
   const key = issueBotKey();
-  return (await store.createBot({ id, platform, keyHash: hashToken(key) }))
+  return (await store.bots.create({ id, platform, keyHash: hashToken(key) }))
     ? { kind: 'created', issued: { id, platform, key } }
     : { kind: 'taken' };
 }
 
 /** undefined when there is no such bot. The old key stops working with this call (see bots/keyCache.ts for other instances). */
 export async function rotateBotKey(store: EndpointStore, id: string): Promise<IssuedBotKey | undefined> {
-  const bot = (await store.listBots()).find((b) => b.id === id);
+  const bot = (await store.bots.list()).find((b) => b.id === id);
   if (!bot) return undefined;
   const key = issueBotKey();
-  return (await store.setBotKeyHash(id, hashToken(key))) ? { id, platform: bot.platform, key } : undefined;
+  return (await store.bots.setKeyHash(id, hashToken(key))) ? { id, platform: bot.platform, key } : undefined;
 }
 
 export async function listBots(store: EndpointStore): Promise<{ bots: { id: string; platform: Platform }[] }> {
-  return { bots: (await store.listBots()).map(({ id, platform }) => ({ id, platform })) };
+  return { bots: (await store.bots.list()).map(({ id, platform }) => ({ id, platform })) };
 }

@@ -30,13 +30,13 @@ export function existingTokenProblem(token: string): string | undefined {
  */
 export async function createEndpoint(store: EndpointStore, id: string, existingToken?: string): Promise<IssuedToken | undefined> {
   const token = existingToken ?? issueToken();
-  return (await store.create(id, hashToken(token), initialRecord())) ? { id, token } : undefined;
+  return (await store.endpoints.create(id, hashToken(token), initialRecord())) ? { id, token } : undefined;
 }
 
 /** undefined when there is no such endpoint. The old token stops working with this call. */
 export async function rotateEndpointToken(store: EndpointStore, id: string): Promise<IssuedToken | undefined> {
   const token = issueToken();
-  return (await store.setTokenHash(id, hashToken(token))) ? { id, token } : undefined;
+  return (await store.endpoints.setTokenHash(id, hashToken(token))) ? { id, token } : undefined;
 }
 
 export async function listEndpointIds(
@@ -45,7 +45,7 @@ export async function listEndpointIds(
   limit: number,
 ): Promise<{ ids: string[]; next_cursor: string | null }> {
   // One extra row tells whether another page follows.
-  const rows = await store.listIds(cursor, limit + 1);
+  const rows = await store.endpoints.listIds(cursor, limit + 1);
   const ids = rows.slice(0, limit);
   return { ids, next_cursor: rows.length > limit ? ids[ids.length - 1]! : null };
 }

@@ -10,7 +10,7 @@
 // reaches BOT_KEYS_MAX_AGE_MS even without requests (watchRevocations), so they end within that bound
 // (plus a tenth of it, and the read) on every instance.
 import type { Platform } from '../domain/record.ts';
-import type { EndpointStore, StoredBot } from '../store/port.ts';
+import type { Bots, StoredBot } from '../store/bots.ts';
 
 /** How old the in-memory copy of the bots table may be when a bot key is checked: 5 seconds. */
 export const BOT_KEYS_MAX_AGE_MS = 5000;
@@ -29,15 +29,12 @@ export class BotKeyCache {
   /** Incremented by every invalidation: a read that began before one is not taken as fresh. */
   private generation = 0;
   private loading: Promise<void> | undefined;
-  private readonly store: Pick<EndpointStore, 'listBots'>;
+  private readonly store: Pick<Bots, 'list'>;
   private readonly clock: () => number;
   private readonly maxAgeMs: number;
   private readonly onRevoked: (bot: string) => void;
 
-  constructor(
-    store: Pick<EndpointStore, 'listBots'>,
-    options: { clock?: () => number; maxAgeMs?: number; onRevoked?: (bot: string) => void } = {},
-  ) {
+  constructor(store: Pick<Bots, 'list'>, options: { clock?: () => number; maxAgeMs?: number; onRevoked?: (bot: string) => void } = {}) {
     this.store = store;
     this.clock = options.clock ?? (() => Date.now());
     this.maxAgeMs = options.maxAgeMs ?? BOT_KEYS_MAX_AGE_MS;
@@ -87,7 +84,7 @@ export class BotKeyCache {
   private async load(): Promise<void> {
     const generation = this.generation;
     const startedAt = this.clock();
-    const bots: StoredBot[] = await this.store.listBots();
+    const bots: StoredBot[] = await this.store.list();
     // A read that an invalidation overtook may hold a key that no longer works: it is dropped.
     if (generation !== this.generation) return;
     const before = this.byDigest;

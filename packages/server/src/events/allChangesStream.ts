@@ -88,7 +88,7 @@ class AllChangesKind implements StreamKind {
   private async seenByBot(change: FormattedChange, platform: Platform): Promise<Buffer | null> {
     const seen = changeSeenBy(change, platform);
     if (seen !== undefined) return seen;
-    const row = await this.o.store.get(change.entry.endpointId);
+    const row = await this.o.store.endpoints.get(change.entry.endpointId);
     return row && takesPart(row.record, platform) ? change.bytes : null;
   }
 }

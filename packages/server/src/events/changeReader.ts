@@ -49,7 +49,7 @@ const EVENT_END = Buffer.from('}\n\n');
 export function formatChange(entry: ChangeEntry): FormattedChange {
   const { position, endpointId, event } = entry;
   if (!event) return { position, bytes: formatReset(position, endpointId), entry };
-  return { position, bytes: formatChangeOf(entry, event.recordJsonUtf8), entry };
+  return { position, bytes: formatChangeOf(entry, event.json), entry };
 }
 
 /** The `change` event of `entry` with `record` (its record's JSON, as committed or as a bot key sees it). */
@@ -130,7 +130,7 @@ export class ChangeReader {
     const read = await this.turns.run(() => {
       began.notices = this.notices;
       this.reads++;
-      return this.store.changesSince(after, batchSize, replayBatchBytes);
+      return this.store.changes.changesSince(after, batchSize, replayBatchBytes);
     });
     const changes = read.entries.map(formatChange);
     // Positions once read are final (see the store's change log), so a read can serve later readers;

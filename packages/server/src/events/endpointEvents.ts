@@ -4,7 +4,7 @@
 import type { Platform } from '../domain/record.ts';
 import { hidesWebhooks, redactedJsonFor } from '../domain/redaction.ts';
 import type { StoredEndpoint } from '../store/port.ts';
-import { messageNumberOf } from '../store/rows.ts';
+import { messageNumberOf } from '../store/changes.ts';
 import { type ResumePoint, resumeFrom } from './resume.ts';
 
 export type EventType = 'record' | 'reset';

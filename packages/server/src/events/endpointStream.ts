@@ -4,7 +4,7 @@
 // key no longer opens the endpoint.
 import type { Platform } from '../domain/record.ts';
 import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
-import { messageNumberOf } from '../store/rows.ts';
+import { messageNumberOf } from '../store/changes.ts';
 import { formatEvent, isLarge, recordSeenBy, rowEventFor } from './endpointEvents.ts';
 import { EventStream, type StreamConnection, type StreamKind } from './eventStream.ts';
 import type { ResumePoint } from './resume.ts';
@@ -59,7 +59,7 @@ class EndpointKind implements StreamKind {
   }
 
   async look(out: EventStream): Promise<boolean> {
-    const row = await this.o.store.get(this.o.endpointId);
+    const row = await this.o.store.endpoints.get(this.o.endpointId);
     if (out.ended) return false;
     if (!(await this.authorized(out, row)) || out.ended || !row) return false;
     const last = this.last;
@@ -112,7 +112,7 @@ class EndpointKind implements StreamKind {
   private async replay(out: EventStream, row: StoredEndpoint, after: number): Promise<boolean> {
     const { store, streams, endpointId } = this.o;
     const { batchSize, replayBatchBytes } = streams.settings;
-    const events = await streams.turns.run(() => store.eventsSince(endpointId, after, batchSize, replayBatchBytes));
+    const events = await streams.turns.run(() => store.changes.eventsSince(endpointId, after, batchSize, replayBatchBytes));
     if (out.ended) return false;
     // What comes next is no longer kept: the client missed changes. Events may have committed since
     // `row` was read, so look again.
@@ -127,17 +127,17 @@ class EndpointKind implements StreamKind {
    */
   private async sendAll(out: EventStream, events: EndpointEvent[]): Promise<boolean> {
     const platform = this.o.platform;
-    this.unsentBytes = events.reduce((sum, e) => sum + e.recordJsonBytes, 0);
+    this.unsentBytes = events.reduce((sum, e) => sum + e.json.byteLength, 0);
     try {
       for (let event = events.shift(); event !== undefined; event = events.shift()) {
-        this.unsentBytes -= event.recordJsonBytes;
-        const record = platform === undefined ? event.recordJsonUtf8 : recordSeenBy(event, platform);
+        this.unsentBytes -= event.json.byteLength;
+        const record = platform === undefined ? event.json : recordSeenBy(event, platform);
         this.send(out, event.version, 'record', record, event.messageNumber);
         if (!out.lagging) continue;
         const noticed = await out.keepUp();
         if (out.ended) return false;
         // A notice arrived while the client read: the token may have been rotated, or the endpoint deleted.
-        if (noticed && !(await this.authorized(out, await this.o.store.get(this.o.endpointId)))) return false;
+        if (noticed && !(await this.authorized(out, await this.o.store.endpoints.get(this.o.endpointId)))) return false;
       }
       return !out.ended;
     } finally {

@@ -163,14 +163,14 @@ export async function startEvents(options: {
   settings?: Partial<EventStreamSettings>;
 }): Promise<EventsRuntime> {
   const { store, logger } = options;
-  const feed = await store.openChangeFeed({
+  const feed = await store.changes.openFeed({
     onError: (err) => logger.warn({ err: { message: err.message } }, 'change feed connection lost; reconnecting'),
   });
   const streams = new EventStreams(feed, options.settings);
   let sweeping: Promise<unknown> | undefined;
   const sweep = setInterval(() => {
-    sweeping ??= store
-      .pruneEvents()
+    sweeping ??= store.changes
+      .prune()
       .catch((err: unknown) => logger.warn({ err }, 'event log sweep failed; retrying later'))
       .finally(() => (sweeping = undefined));
   }, streams.settings.sweepMs);

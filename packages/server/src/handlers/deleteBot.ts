@@ -6,7 +6,7 @@ export const deleteBot =
   ({ store, bots, events, logger }: AppDeps): Handler =>
   async (req, res) => {
     const id = pathParam(req, 'bot');
-    if (!(await store.deleteBot(id))) throw new HttpProblem(404, 'No bot has this ID.');
+    if (!(await store.bots.delete(id))) throw new HttpProblem(404, 'No bot has this ID.');
     bots.invalidate();
     events.endBot(id);
     logger.info({ bot: id }, 'bot deleted');

@@ -6,7 +6,7 @@ export const deleteEndpoint =
   ({ store, logger }: AppDeps): Handler =>
   async (req, res) => {
     const id = pathParam(req, 'endpoint');
-    if (!(await store.delete(id))) throw new HttpProblem(404, 'No endpoint has this ID.');
+    if (!(await store.endpoints.delete(id))) throw new HttpProblem(404, 'No endpoint has this ID.');
     logger.info({ endpoint: id }, 'endpoint deleted');
     res.status(204).end();
   };

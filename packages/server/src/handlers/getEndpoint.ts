@@ -11,7 +11,7 @@ export const getEndpoint = ({ store, bots, adminTokenHash, validateResponses }: 
   // A read answered in the caller's turn would send the turn's responses one by one between the
   // others' work: they end together instead (http/endAtTurnEnd.ts). A read across the network answers
   // a turn's batch in one callback, already back to back, where deferring only adds work.
-  const end = store.readsInTurn ? 'at turn end' : 'now';
+  const end = store.inProcess ? 'at turn end' : 'now';
   return async (req, res) => {
     const found = await readEndpoint(req, store);
     const actor = authenticate(req, found, { bots, adminTokenHash });

@@ -24,7 +24,7 @@ export const listMessages =
   ({ store, bots, adminTokenHash }: AppDeps): Handler =>
   async (req, res) => {
     const id = pathParam(req, 'endpoint');
-    const found = await store.get(id);
+    const found = await store.endpoints.get(id);
     const actor = authenticate(req, found, { bots, adminTokenHash });
     if (!actor || !found) throw unauthorized();
     const { after = 0, limit = MESSAGE_PAGE.default, platform } = queryOf(req, 'listMessages');

@@ -17,7 +17,7 @@ export const LOOKUP_MAX_SCANNED = 1000;
 /** The matches on endpoints where `platform` takes part, each endpoint's record read once. */
 async function whereTakingPart(store: EndpointStore, matches: ChannelMatch[], platform: Platform): Promise<ChannelMatch[]> {
   const ids = [...new Set(matches.map((m) => m.endpoint))];
-  const rows = await Promise.all(ids.map((id) => store.get(id)));
+  const rows = await Promise.all(ids.map((id) => store.endpoints.get(id)));
   const taking = new Set(ids.filter((_, i) => rows[i] !== undefined && takesPart(rows[i]!.record, platform)));
   return matches.filter((m) => taking.has(m.endpoint));
 }
@@ -33,13 +33,13 @@ export const lookupEndpoints =
     // A channel of the key's own platform lies on endpoints where that platform takes part: no filter.
     if (!bot || bot.platform === platform) {
       // One more than listed: whether there are more is known without counting them all.
-      const found = await store.lookupChannel(platform, channel, LOOKUP_MAX_MATCHES + 1);
+      const found = await store.endpoints.lookupChannel(platform, channel, LOOKUP_MAX_MATCHES + 1);
       return reply(res, 'lookupEndpoints', 200, {
         matches: found.slice(0, LOOKUP_MAX_MATCHES),
         truncated: found.length > LOOKUP_MAX_MATCHES,
       });
     }
-    const scanned = await store.lookupChannel(platform, channel, LOOKUP_MAX_SCANNED);
+    const scanned = await store.endpoints.lookupChannel(platform, channel, LOOKUP_MAX_SCANNED);
     const found = await whereTakingPart(store, scanned, bot.platform);
     reply(res, 'lookupEndpoints', 200, {
       matches: found.slice(0, LOOKUP_MAX_MATCHES),

@@ -28,7 +28,7 @@ export const markRead =
     const id = pathParam(req, 'endpoint');
     let actor: Actor | undefined;
     let marked: Platform | undefined;
-    const result = await store.update<MarkReadResult | Refused | { kind: 'no platform' }>(id, (current) => {
+    const result = await store.endpoints.update<MarkReadResult | Refused | { kind: 'no platform' }>(id, (current) => {
       actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
       const acting = actingPlatform(actor);

@@ -15,7 +15,7 @@ export const removeFromEndpoint =
     // Authentication, the removal rules and the outbox commit in one transaction.
     let actor: Actor | undefined;
     type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string; issues: Issue[] };
-    const result = await store.update<RemovalResult | Refused>(pathParam(req, 'endpoint'), (current) => {
+    const result = await store.endpoints.update<RemovalResult | Refused>(pathParam(req, 'endpoint'), (current) => {
       actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
       const acting = actingPlatform(actor);

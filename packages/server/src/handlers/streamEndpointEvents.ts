@@ -22,7 +22,7 @@ export const streamEndpointEvents =
     const endpointId = pathParam(req, 'endpoint');
     const credentials = { bots, adminTokenHash };
     // The same 401 as getEndpoint, before anything of the stream is sent.
-    const found = await store.get(endpointId);
+    const found = await store.endpoints.get(endpointId);
     const actor = authenticate(req, found, credentials);
     if (!actor) throw unauthorized();
     const bot = actor.kind === 'bot' ? actor : undefined;

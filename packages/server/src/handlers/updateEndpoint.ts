@@ -33,7 +33,7 @@ export const updateEndpoint =
     const id = pathParam(req, 'endpoint');
     // Authentication, the update rules, the lifecycle, the message log and the outbox all commit in one transaction.
     let actor: Actor | undefined;
-    const result = await store.update<UpdateResult | Refused>(id, (current) => {
+    const result = await store.endpoints.update<UpdateResult | Refused>(id, (current) => {
       actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
       const acting = actingPlatform(actor);

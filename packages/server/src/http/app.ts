@@ -154,7 +154,7 @@ export function createApp(deps: AppDeps): Express {
       ...validatorWithCredentialPresence(deps.validateResponses),
       queryNames.middleware,
       credentialCheck(deps.bots), // a token and a bot key together: 400; bot keys brought up to date
-      ...(deps.store.readsInTurn ? [] : [readAhead(deps.store)]), // overlaps the rate limit's round trip
+      ...(deps.store.inProcess ? [] : [readAhead(deps.store)]), // overlaps the rate limit's round trip
       deps.rateLimits.middleware,
       dispatch(buildHandlers(deps), deps.adminTokenHash),
     ]),

@@ -1,7 +1,7 @@
 // Abuse limits (rate-limiter-flexible's answers): failed authentications per client address and
 // endpoint, with a far higher ceiling per address, and requests per endpoint with a burst allowance.
-// On one box the counters live in memory; on PostgreSQL they live in the shared database, so the
-// limits hold across instances. Each limit is off when set to 0.
+// The counters are the store's (on PostgreSQL they live in the shared database, so the limits hold
+// across instances). Each limit is off when set to 0.
 //
 // Failures are counted per address and endpoint because one bot host serves many communities from one
 // address: a stale token of one of them must not cost the others their answers. Failures with a bot key
@@ -9,10 +9,9 @@
 // several bots, and one stale key after a rotation must block only itself, not the host's other keys
 // (a key is 432 random bits; guessing one is bounded by the per-address ceiling).
 import type { Request, RequestHandler, Response } from 'express';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Logger } from '../logger.ts';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import { openapiOf } from './operations.ts';
-import { openSharedCounters, type SharedCounters, type WindowLimit, type WindowLimiter } from '../store/postgresCounters.ts';
+import type { Counters, WindowLimiter } from '../store/counters.ts';
 import { HttpProblem } from './problem.ts';
 import { hashToken } from '../tokens.ts';
 import { presentedCredentialDigest, presentsBotKey } from './authenticate.ts';
@@ -34,8 +33,6 @@ export interface RateLimitSettings {
   authFailuresPerAddressPerMinute?: number;
   /** Sustained requests per second per endpoint (and token); 0: off. */
   perEndpointPerSecond: number;
-  /** Where counters live: this process, or the shared PostgreSQL database. */
-  backend: { kind: 'memory' } | { kind: 'postgres'; databaseUrl: string };
 }
 
 export interface RateLimits {
@@ -47,7 +44,6 @@ export interface RateLimits {
    * request cost more than the check it makes).
    */
   observe: CompletionObserver;
-  close(): Promise<void>;
 }
 
 /** Extra requests an endpoint may make over any 10 s on top of its sustained rate. */
@@ -59,8 +55,6 @@ const SWEEP_BLOCKED_AT = 1000;
 export function forgetExpiredBlocks(blockedUntil: Map<string, number>, now: number): void {
   for (const [client, until] of blockedUntil) if (until <= now) blockedUntil.delete(client);
 }
-
-type Factory = (limit: WindowLimit) => WindowLimiter;
 
 /** Past the sustained rate, the burst allowance answers; rate-limiter-flexible's BurstyRateLimiter, over our limiters. */
 function withBurst(rate: WindowLimiter, burst: WindowLimiter): WindowLimiter {
@@ -112,19 +106,11 @@ function credentialScope(req: Request, tokenAuth: boolean): string {
   return presentsBotKey(req) ? `key ${presentedCredentialDigest(req)!.toString('base64url', 0, 12)} ${endpoint}` : endpoint;
 }
 
-export async function createRateLimits(settings: RateLimitSettings, logger: Logger): Promise<RateLimits> {
+export function createRateLimits(settings: RateLimitSettings, counters: Counters): RateLimits {
   const perPair = settings.authFailuresPerMinute;
   const perAddress = settings.authFailuresPerAddressPerMinute ?? 0;
   const rate = settings.perEndpointPerSecond;
-  const shared: SharedCounters | undefined =
-    settings.backend.kind === 'postgres' && (perPair > 0 || perAddress > 0 || rate > 0)
-      ? await openSharedCounters(settings.backend.databaseUrl, (message) =>
-          logger.warn({ err: { message } }, 'rate-limit database connection dropped'),
-        )
-      : undefined;
-  const counters = shared?.counters;
-  const make: Factory = (limit) =>
-    counters ? counters.limiter({ ...limit, insurance: new RateLimiterMemory(limit) }) : new RateLimiterMemory(limit);
+  const make = counters.limiter.bind(counters);
 
   const pairFailures = perPair > 0 ? make({ keyPrefix: 'auth-fail', points: perPair, duration: 60 }) : undefined;
   const addressFailures = perAddress > 0 ? make({ keyPrefix: 'auth-fail-address', points: perAddress, duration: 60 }) : undefined;
@@ -219,11 +205,5 @@ export async function createRateLimits(settings: RateLimitSettings, logger: Logg
     if (tokenAuth || usesScheme(req, 'adminBearer')) recordFailure(req.ip ?? 'unknown', credentialScope(req, tokenAuth));
   };
 
-  return {
-    middleware,
-    observe,
-    close: async () => {
-      await shared?.close();
-    },
-  };
+  return { middleware, observe };
 }

@@ -17,7 +17,7 @@ type WithRead = Request & { [READ]?: Promise<StoredEndpoint | undefined> | undef
 export function readAhead(store: EndpointStore): RequestHandler {
   return (req, _res, next) => {
     if (openapiOf(req).schema?.operationId === 'getEndpoint') {
-      const read = store.get(pathParam(req, 'endpoint'));
+      const read = store.endpoints.get(pathParam(req, 'endpoint'));
       read.catch(() => undefined); // refused by the rate limit: nobody awaits it, and that is fine
       (req as WithRead)[READ] = read;
     }
@@ -28,7 +28,7 @@ export function readAhead(store: EndpointStore): RequestHandler {
 /** The endpoint of the request's path: the read started ahead, else a read now. */
 export function readEndpoint(req: Request, store: EndpointStore): Promise<StoredEndpoint | undefined> {
   const read = (req as WithRead)[READ];
-  if (read === undefined) return store.get(pathParam(req, 'endpoint'));
+  if (read === undefined) return store.endpoints.get(pathParam(req, 'endpoint'));
   (req as WithRead)[READ] = undefined;
   return read;
 }

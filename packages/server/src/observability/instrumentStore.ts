@@ -1,8 +1,10 @@
-// One decorator of the storage port, so the hot path pays for a single wrapper: it times every call
-// (metrics) and turns failures that mean "the database cannot be reached" into StoreUnavailableError,
-// which the HTTP layer answers with 503. Adapters stay free of both concerns. Each method's wrapper
-// and its metric children are made once, not on every call. measureGroupCommits, below, records what
-// a store that groups its commits reports of them.
+// One decorator of the storage port, so the hot path pays for a single wrapper: it times every call of
+// the store's aggregates (metrics, each method named `endpoints.get` and so on) and turns failures
+// that mean "the database cannot be reached" into StoreUnavailableError, which the HTTP layer answers
+// with 503. Adapters stay free of both concerns. Each method's wrapper and its metric children are
+// made once, not on every call. The rate-limit counters are left as they are: they answer from memory
+// when their database does not. measureGroupCommits, below, records what a store that groups its
+// commits reports of them.
 import type { EndpointStore } from '../store/port.ts';
 import { StoreUnavailableError, isUnavailable } from '../store/unavailable.ts';
 import { createGroupCommitMetrics, type Metrics } from './metrics.ts';
@@ -12,16 +14,26 @@ type Method = (...args: unknown[]) => Promise<unknown>;
 /** Methods that return an async iterable rather than a promise: passed through as they are, untimed. */
 const STREAMING = new Set<string>(['exportRows']);
 
+/** The store with its aggregates' calls timed (their methods named `endpoints.get`, `messages.list` and so on) and `ping` and `close`. */
 export function instrumentStore(store: EndpointStore, metrics: Metrics): EndpointStore {
-  return instrument(store, metrics, '');
+  const own = instrument(store, metrics, '');
+  return {
+    endpoints: instrument(store.endpoints, metrics, 'endpoints.'),
+    bots: instrument(store.bots, metrics, 'bots.'),
+    messages: instrument(store.messages, metrics, 'messages.'),
+    deliveries: instrument(store.deliveries, metrics, 'deliveries.'),
+    changes: instrument(store.changes, metrics, 'changes.'),
+    snapshot: instrument(store.snapshot, metrics, 'snapshot.'),
+    counters: store.counters,
+    inProcess: store.inProcess,
+    ...(store.observeGroupCommits && { observeGroupCommits: store.observeGroupCommits.bind(store) }),
+    ping: () => own.ping(),
+    close: () => own.close(),
+  };
 }
-
-/** The aggregates a store carries (its message log) are instrumented alike, their methods named `messages.list` and so on. */
-const AGGREGATES = new Set<string>(['messages']);
 
 function instrument<T extends object>(store: T, metrics: Metrics, prefix: string): T {
   const wrappers = new Map<string, Method>();
-  const aggregates = new Map<string, object>();
   const wrap = (property: string, fn: Method): Method => {
     const method = prefix + property;
     const ok = metrics.storeDuration.labels(method, 'ok');
@@ -53,11 +65,6 @@ function instrument<T extends object>(store: T, metrics: Metrics, prefix: string
   return new Proxy(store, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof property === 'string' && AGGREGATES.has(property) && typeof value === 'object' && value !== null) {
-        let aggregate = aggregates.get(property);
-        if (!aggregate) aggregates.set(property, (aggregate = instrument(value, metrics, `${property}.`)));
-        return aggregate;
-      }
       if (typeof value !== 'function' || typeof property !== 'string') return value;
       if (STREAMING.has(property)) return (value as Method).bind(target);
       let wrapper = wrappers.get(property);

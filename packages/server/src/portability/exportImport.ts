@@ -22,12 +22,12 @@ import type { SpecSchemas } from './specSchemas.ts';
 export async function exportStore(store: EndpointStore, sink: TextSink, now: Date): Promise<Record<LineKind, number>> {
   const counts: Record<LineKind, number> = { endpoint: 0, bot: 0 };
   try {
-    await sink.write(`${headerLine(store.kind, now)}\n`);
-    for await (const row of store.exportRows()) {
+    await sink.write(`${headerLine(store.snapshot.source, now)}\n`);
+    for await (const row of store.snapshot.exportRows()) {
       await sink.write(`${endpointLine(row)}\n`);
       counts.endpoint++;
     }
-    for (const bot of await store.listBots()) {
+    for (const bot of await store.bots.list()) {
       await sink.write(`${botLine(bot)}\n`);
       counts.bot++;
     }
@@ -131,7 +131,7 @@ export async function importFile(store: EndpointStore, path: string, schemas: Sp
   if (issues.length > 0) return failed();
 
   // Bots are few (MAX_BOTS) and kept in memory; endpoints are read from the file again, a line at a time.
-  const outcome = await store.importRows(snapshotsOf(path, schemas, version), kinds.includes('bot') ? bots : undefined);
+  const outcome = await store.snapshot.importRows(snapshotsOf(path, schemas, version), kinds.includes('bot') ? bots : undefined);
   const botConflicts = outcome.bots?.conflicts ?? [];
   if (outcome.conflicts.length > 0 || botConflicts.length > 0)
     return { ok: false, issues: [], moreIssues: 0, conflicts: outcome.conflicts, botConflicts };

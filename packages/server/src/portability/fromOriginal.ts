@@ -92,7 +92,7 @@ export async function importFromOriginal(store: EndpointStore, folder: string, o
       const id = file.slice(0, -'.json'.length);
       const snapshot = await readEndpoint(id, file);
       if (!snapshot) continue;
-      const existing = await store.get(id);
+      const existing = await store.endpoints.get(id);
       if (existing && sameSnapshot(snapshot, existing)) report.unchanged++;
       else if (existing) refuseEndpoint(id, 'an endpoint with this ID exists in the store with other content; it was left as it is');
       else yield snapshot;
@@ -135,7 +135,7 @@ export async function importFromOriginal(store: EndpointStore, folder: string, o
     };
   }
 
-  const outcome = await store.importRows(endpoints());
+  const outcome = await store.snapshot.importRows(endpoints());
   report.conflicts = outcome.conflicts;
   report.imported = outcome.imported;
   return report;

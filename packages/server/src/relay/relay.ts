@@ -258,7 +258,7 @@ export class Relay {
       if (full.length > 0) skip[platform] = full;
     }
     const claimedAt = clock();
-    const claimed = await store.claimDeliveries(claimedAt, leaseMs, limits, skip);
+    const claimed = await store.deliveries.claim(claimedAt, leaseMs, limits, skip);
     const perLane = new Map<Platform, number>();
     for (const d of claimed) {
       // The outbox only holds deliveries to webhook platforms, each of which has a lane.
@@ -292,7 +292,7 @@ export class Relay {
    * what goes out under this message's key.
    */
   private async stillApplies(d: Delivery): Promise<boolean> {
-    const current = await this.options.store.get(d.endpointId);
+    const current = await this.options.store.endpoints.get(d.endpointId);
     if (!current) return false;
     const { config } = current.record;
     return config['self-user'] && stillUnread(current.state, d.seq, d.platform) && config.webhooks[d.platform].includes(d.url);
@@ -306,7 +306,7 @@ export class Relay {
   private async acknowledge(d: Delivery, log: Logger, leaseEnds: number): Promise<void> {
     for (let attempt = 1, delayMs = ACK_RETRY_FIRST_MS; ; attempt++, delayMs = Math.min(delayMs * 2, ACK_RETRY_MAX_MS)) {
       try {
-        await this.options.store.completeDelivery(d, (row, stillQueued) => {
+        await this.options.store.deliveries.complete(d, (row, stillQueued) => {
           if (!row || !stillQueued) return { result: undefined };
           const next = markRead(row, d.platform, d.seq);
           if (next.marked === undefined) return { result: undefined };
@@ -325,9 +325,9 @@ export class Relay {
 
   private async expireStale(): Promise<void> {
     const { store, clock, messageTtlMs, logger } = this.options;
-    const ids = await store.listExpired(clock() - messageTtlMs, 100);
+    const ids = await store.endpoints.listExpired(clock() - messageTtlMs, 100);
     for (const id of ids) {
-      const expired = await store.update(id, (row) => {
+      const expired = await store.endpoints.update(id, (row) => {
         if (!row || !isExpired(row, clock(), messageTtlMs)) return { result: [] };
         const outcome = expireMessages(row, { now: clock(), ttlMs: messageTtlMs });
         if (outcome.expired.length === 0) return { result: [] };
@@ -345,20 +345,20 @@ export class Relay {
    * is given up (expired in the log), so the webhook's queue goes on with the next message.
    */
   private async giveUp(d: Delivery): Promise<void> {
-    await this.options.store.update(d.endpointId, (row) => {
+    await this.options.store.endpoints.update(d.endpointId, (row) => {
       if (!row) return { result: undefined };
       const outcome = expireMessages(row, { number: d.seq, platform: d.platform });
       if (outcome.expired.length === 0) return { result: undefined };
       return { write: { ...outcome.row, ...(outcome.messages && { messages: outcome.messages }) }, result: undefined };
     });
-    await this.options.store.dropDelivery(d.id);
+    await this.options.store.deliveries.drop(d.id);
   }
 
   /** `leaseEnds`: when another instance may claim `d` again (epoch ms). */
   private async deliver(d: Delivery, leaseEnds: number): Promise<void> {
     const { store, sender, logger, clock } = this.options;
     if (!(await this.stillApplies(d))) {
-      await store.dropDelivery(d.id);
+      await store.deliveries.drop(d.id);
       this.count('superseded');
       logger.info({ endpoint: d.endpointId, message: d.seq, platform: d.platform }, 'webhook delivery no longer applies; dropped unsent');
       return;
@@ -377,7 +377,7 @@ export class Relay {
       outcome = { kind: 'retry', reason: err instanceof Error ? err.message : 'send failed' };
     }
     if (this.stopping.signal.aborted && outcome.kind === 'retry') {
-      await store.retryDelivery(d.id, clock()); // released: due now, no lease
+      await store.deliveries.retry(d.id, clock()); // released: due now, no lease
       log.info('webhook delivery cut short by shutdown; released for a retry');
       return;
     }
@@ -386,7 +386,7 @@ export class Relay {
       this.count('delivered');
       log.info({ status: outcome.status }, 'webhook delivered');
       if (outcome.holdMs !== undefined && outcome.holdMs > 0) {
-        await store.holdDeliveries(d.endpointId, d.platform, d.url, clock() + outcome.holdMs);
+        await store.deliveries.hold(d.endpointId, d.platform, d.url, clock() + outcome.holdMs);
         this.count('held');
         log.info({ holdMs: outcome.holdMs }, 'webhook rate limit used up; its queue waits');
       }
@@ -405,7 +405,7 @@ export class Relay {
       log.warn({ status: outcome.status, reason: outcome.reason }, 'webhook delivery given up: the message expires first');
       return;
     }
-    await store.retryDelivery(d.id, next);
+    await store.deliveries.retry(d.id, next);
     this.count('retried');
     log.info({ status: outcome.status, reason: outcome.reason, retryInMs: next - clock() }, 'webhook delivery will be retried');
   }

@@ -3,7 +3,7 @@
 // lost, late or repeated notification can never put a wrong record on the wire, only delay one.
 //
 // Two implementations: ChangeHub below, in process (the SQLite store publishes to it after each
-// commit), and PostgresChangeFeed (postgresChangeFeed.ts), which hears every instance's commits via LISTEN.
+// commit), and PostgresChangeFeed (postgres/changeFeed.ts), which hears every instance's commits via LISTEN.
 
 /**
  * Told that an endpoint may have changed. `version` is the endpoint's version when the notice was

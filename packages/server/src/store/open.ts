@@ -2,8 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { type AppConfig, ConfigError, DEFAULT_SQLITE_PATH } from '../config.ts';
 import type { EndpointStore } from './port.ts';
-import { PostgresEndpointStore } from './postgres.ts';
-import { SqliteEndpointStore } from './sqlite.ts';
+import { PostgresEndpointStore } from './postgres/store.ts';
+import { SqliteEndpointStore } from './sqlite/store.ts';
 
 export interface OpenStoreOptions {
   /**

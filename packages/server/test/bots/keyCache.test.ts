@@ -8,7 +8,7 @@ function setup() {
   const table: StoredBot[] = [{ id: 'bot-b', platform: 'chat_b', keyHash: hashToken('old') }];
   let reads = 0;
   let now = 1_000_000;
-  const cache = new BotKeyCache({ listBots: async () => (reads++, table.map((b) => ({ ...b }))) }, { clock: () => now });
+  const cache = new BotKeyCache({ list: async () => (reads++, table.map((b) => ({ ...b }))) }, { clock: () => now });
   return { table, cache, reads: () => reads, advance: (ms: number) => (now += ms) };
 }
 
@@ -55,7 +55,7 @@ describe('BotKeyCache', () => {
     let now = 0;
     const revoked: string[] = [];
     const cache = new BotKeyCache(
-      { listBots: async () => table.map((b) => ({ ...b })) },
+      { list: async () => table.map((b) => ({ ...b })) },
       { clock: () => now, onRevoked: (bot) => revoked.push(bot) },
     );
     await cache.fresh();

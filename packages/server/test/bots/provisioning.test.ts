@@ -7,8 +7,10 @@ import { hashToken } from '../../src/tokens.ts';
 function botsOnly(count: number) {
   const bots: StoredBot[] = Array.from({ length: count }, (_, i) => ({ id: `bot-${i}`, platform: 'chat_b', keyHash: hashToken(`k${i}`) }));
   const store = {
-    listBots: async () => bots,
-    createBot: async (bot: StoredBot) => (bots.some((b) => b.id === bot.id) ? false : (bots.push(bot), true)),
+    bots: {
+      list: async () => bots,
+      create: async (bot: StoredBot) => (bots.some((b) => b.id === bot.id) ? false : (bots.push(bot), true)),
+    },
   } as unknown as EndpointStore;
   return { store, bots };
 }

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import { ChangeReader } from '../../src/events/changeReader.ts';
 import { TurnQueue } from '../../src/events/turns.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { hashToken } from '../../src/tokens.ts';
 import { eventually } from '../http/receiver.ts';
 
@@ -19,7 +19,7 @@ describe('ChangeReader', () => {
   /** Commits `count` changes of ep-1 (each adds a word to its blacklist); the store notifies its feed. */
   async function change(count: number) {
     for (let i = 0; i < count; i++) {
-      await store.update('ep-1', (cur) => {
+      await store.endpoints.update('ep-1', (cur) => {
         const record = structuredClone(cur!.record);
         record.config.blacklist.push(`w${written++}`);
         return { write: { record, state: cur!.state }, result: undefined };
@@ -30,8 +30,8 @@ describe('ChangeReader', () => {
   async function withChanges(count: number) {
     store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-reader-')), 'store.sqlite'));
     written = 0;
-    const feed = await store.openChangeFeed();
-    await store.create('ep-1', hashToken('t'), initialRecord());
+    const feed = await store.changes.openFeed();
+    await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
     await change(count);
     return new ChangeReader(store, feed, new TurnQueue(), { batchSize: 100, replayBatchBytes: 256 * 1024 });
   }
@@ -82,19 +82,21 @@ describe('ChangeReader', () => {
 
   it('when a change is notified while a read is under way, then a stream asking after the notice is not given that older read', async () => {
     await withChanges(1);
-    const feed = await store.openChangeFeed();
+    const feed = await store.changes.openFeed();
     // The store's answers wait at a gate: the first read has read the store and not yet returned.
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const gated = {
-      changesSince: async (...args: Parameters<SqliteEndpointStore['changesSince']>) => {
-        const read = await store.changesSince(...args);
-        await gate;
-        return read;
+      changes: {
+        changesSince: async (...args: Parameters<SqliteEndpointStore['changes']['changesSince']>) => {
+          const read = await store.changes.changesSince(...args);
+          await gate;
+          return read;
+        },
       },
     } as unknown as SqliteEndpointStore;
     const reader = new ChangeReader(gated, feed, new TurnQueue(), { batchSize: 100, replayBatchBytes: 256 * 1024 });
-    const newest = (await store.changesSince(0, 100)).newest;
+    const newest = (await store.changes.changesSince(0, 100)).newest;
     const early = reader.read(newest);
     await eventually(() => reader.reads === 1);
     await change(1);

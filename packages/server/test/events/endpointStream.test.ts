@@ -15,7 +15,7 @@ import type { ResumePoint } from '../../src/events/resume.ts';
 import { openEndpointStream } from '../../src/events/endpointStream.ts';
 import { type EventStreamSettings, EventStreams } from '../../src/events/streams.ts';
 import { createLogger } from '../../src/logger.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { hashToken, tokenMatchesDigest } from '../../src/tokens.ts';
 
 describe('formatEvent', () => {
@@ -49,8 +49,8 @@ describe('openEndpointStream', () => {
    */
   async function serve(options: { resume?: ResumePoint; settings?: Partial<EventStreamSettings>; responses?: Response[] } = {}) {
     store = new SqliteEndpointStore(join(mkdtempSync(join(tmpdir(), 'chatbridge-stream-')), 'store.sqlite'));
-    await store.create('ep-1', hashToken('t'), initialRecord());
-    const inner = await store.openChangeFeed();
+    await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
+    const inner = await store.changes.openFeed();
     let subscriptions = 0;
     const feed: ChangeFeed = {
       subscribeAll: (listener) => inner.subscribeAll(listener),
@@ -109,7 +109,7 @@ describe('openEndpointStream', () => {
   async function bigVersions(count: number, kb: number) {
     const words = Array.from({ length: kb * 4 }, (_, w) => `${String(w).padStart(6, '0')}${'x'.repeat(250)}`);
     for (let v = 0; v < count; v++) {
-      await store!.update('ep-1', (cur) => {
+      await store!.endpoints.update('ep-1', (cur) => {
         const record = structuredClone(cur!.record);
         record.config.blacklist = words.slice(v % 2); // a different record each time
         return { write: { record, state: cur!.state }, result: undefined };
@@ -178,9 +178,9 @@ describe('openEndpointStream', () => {
     const { url } = await serve({ settings: { heartbeatMs: 60_000 } });
     const live = await Promise.all([events(url, 1), events(url, 1)]);
     for (const s of live) expect(await s.next()).toHaveLength(1); // version 0, the current record
-    const reads = vi.spyOn(store!, 'eventsSince');
+    const reads = vi.spyOn(store!.changes, 'eventsSince');
     for (let v = 1; v <= 5; v++) {
-      await store!.update('ep-1', (cur) => {
+      await store!.endpoints.update('ep-1', (cur) => {
         const record = structuredClone(cur!.record);
         record.config.blacklist = [`v${v}`];
         return { write: { record, state: cur!.state }, result: undefined };

@@ -19,7 +19,7 @@ describe('admin operations', () => {
     const issued = await h.client.createEndpoint('community-migrated', { token: existing });
     expect(issued).toEqual({ id: 'community-migrated', token: existing });
     await expect(h.client.getEndpoint('community-migrated', existing)).resolves.toMatchObject({ meta: { trigger: false } });
-    expect(Buffer.from((await h.server.store.get('community-migrated'))!.tokenHash)).toEqual(hashToken(existing));
+    expect(Buffer.from((await h.server.store.endpoints.get('community-migrated'))!.tokenHash)).toEqual(hashToken(existing));
   });
 
   it('createEndpoint: when the existing token is one the service issued to another endpoint, then 400 naming token, and nothing is created', async () => {
@@ -29,7 +29,7 @@ describe('admin operations', () => {
     expect(e.problem.errors).toEqual([
       expect.objectContaining({ parameter: 'token', in: 'body', message: expect.stringContaining('chatbridge issued') }),
     ]);
-    expect(await h.server.store.get('community-copy')).toBeUndefined();
+    expect(await h.server.store.endpoints.get('community-copy')).toBeUndefined();
   });
 
   it.each([
@@ -40,7 +40,7 @@ describe('admin operations', () => {
     const e = await failure(h.client.createEndpoint('community-bad-token', { token }));
     expect(e.status).toBe(400);
     expect(e.problem.errors?.map((i) => i.parameter)).toEqual(['token']);
-    expect(await h.server.store.get('community-bad-token')).toBeUndefined();
+    expect(await h.server.store.endpoints.get('community-bad-token')).toBeUndefined();
   });
 
   it('createEndpoint: when the ID exists, then 409', async () => {

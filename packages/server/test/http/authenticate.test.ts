@@ -22,7 +22,7 @@ const TOKEN = 'cbt_endpoint-token';
 const ADMIN = 'admin-token-of-the-operator';
 
 async function botsWithOneKey() {
-  const bots = new BotKeyCache({ listBots: async () => [{ id: 'bot-b', platform: 'chat_b', keyHash: tokens.hashToken(KEY) }] });
+  const bots = new BotKeyCache({ list: async () => [{ id: 'bot-b', platform: 'chat_b', keyHash: tokens.hashToken(KEY) }] });
   await bots.fresh();
   return { bots, adminTokenHash: tokens.hashToken(ADMIN) };
 }

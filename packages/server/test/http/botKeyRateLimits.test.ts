@@ -15,7 +15,7 @@ const bearer = (key: string) => ({ headers: { authorization: `Bearer ${key}` } }
 
 describe('bot keys and the rate limits', () => {
   it('when a bot key uses up its budget on one endpoint, then 429 there, while another key, the token, and the same key on another endpoint still get 200', async () => {
-    server = await startTestServer({ rateLimits: { authFailuresPerMinute: 0, perEndpointPerSecond: 3, backend: { kind: 'memory' } } });
+    server = await startTestServer({ rateLimits: { authFailuresPerMinute: 0, perEndpointPerSecond: 3 } });
     const token = await server.provision('busy');
     const quiet = await server.provision('quiet');
     const admin = createChatbridgeClient({ baseUrl: server.url, adminToken: server.adminToken });
@@ -34,7 +34,7 @@ describe('bot keys and the rate limits', () => {
   });
 
   it('when a wrong bot key fails against an endpoint too often, then that key gets 429 there from that address, and the token is still served', async () => {
-    server = await startTestServer({ rateLimits: { authFailuresPerMinute: 3, perEndpointPerSecond: 0, backend: { kind: 'memory' } } });
+    server = await startTestServer({ rateLimits: { authFailuresPerMinute: 3, perEndpointPerSecond: 0 } });
     const token = await server.provision('guarded');
     const wrong = `cbk_${'w'.repeat(72)}`;
     for (let i = 0; i < 3; i++) expect((await raw(`${server.url}/guarded`, bearer(wrong))).status).toBe(401);

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createChatbridgeClient } from '@chatbridge/client';
 import { BOT_KEYS_MAX_AGE_MS } from '../../src/bots/keyCache.ts';
-import { PostgresEndpointStore } from '../../src/store/postgres.ts';
+import { PostgresEndpointStore } from '../../src/store/postgres/store.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 import { raw } from './harness.ts';
@@ -44,7 +44,7 @@ describe.skipIf(!BASE_URL)('bot keys across two instances on PostgreSQL', () => 
     expect((await raw(`${two.url}/shared`, bearer(bot.key))).status).toBe(401);
     expect((await raw(`${two.url}/shared`, bearer(rotated.key))).status).toBe(200);
     // The stream there re-checks at a change of the endpoint (or its next heartbeat): a change ends it.
-    await one.store.update('shared', (current) => ({
+    await one.store.endpoints.update('shared', (current) => ({
       write: { record: { ...current!.record, config: { ...current!.record.config, isbeta: true } }, state: current!.state },
       result: undefined,
     }));

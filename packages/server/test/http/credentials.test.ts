@@ -25,7 +25,6 @@ type Platform = 'chat_a' | 'chat_b' | 'chat_c' | 'chat_d';
 interface Backend {
   /** undefined: a scratch SQLite file. */
   store?: EndpointStore;
-  rateLimitBackend: { kind: 'memory' } | { kind: 'postgres'; databaseUrl: string };
   drop?: () => Promise<void>;
 }
 
@@ -50,7 +49,7 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
         logger: createLogger('info', sink),
         // Heartbeats far apart: a stream that ends, ends because something ended it.
         events: { heartbeatMs: 600_000, maxPerBotKey: MAX_PER_BOT_KEY },
-        rateLimits: { authFailuresPerMinute: FAILURES_PER_MINUTE, perEndpointPerSecond: 0, backend: b.rateLimitBackend },
+        rateLimits: { authFailuresPerMinute: FAILURES_PER_MINUTE, perEndpointPerSecond: 0 },
       });
     });
     afterAll(async () => {
@@ -442,7 +441,7 @@ function credentialsSuite(storeName: string, backend: () => Promise<Backend>) {
   });
 }
 
-credentialsSuite('SQLite', async () => ({ rateLimitBackend: { kind: 'memory' } }));
+credentialsSuite('SQLite', async () => ({}));
 
 describe.runIf(!!DATABASE_URL)('PostgreSQL', () => {
   describe('Credentials: revocation on every instance (PostgreSQL, two instances)', () => {
@@ -515,7 +514,6 @@ describe.runIf(!!DATABASE_URL)('PostgreSQL', () => {
     const db = await createScratchDatabase(DATABASE_URL!);
     return {
       store: await openStore({ kind: 'postgres', databaseUrl: db.url, poolSize: 4 }),
-      rateLimitBackend: { kind: 'postgres', databaseUrl: db.url },
       drop: () => db.drop(),
     };
   });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createChatbridgeClient } from '@chatbridge/client';
 import { createLogger } from '../../src/logger.ts';
 import { SERVING_BUSY_TIMEOUT_MS } from '../../src/store/open.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { startTestServer } from '../../src/testing.ts';
 import { raw } from './harness.ts';
 

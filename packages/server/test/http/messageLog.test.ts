@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Platform } from '../../src/domain/record.ts';
-import { PostgresEndpointStore } from '../../src/store/postgres.ts';
+import { PostgresEndpointStore } from '../../src/store/postgres/store.ts';
 import { startTestServer, type TestServer, type TestServerOptions } from '../../src/testing.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 import { eventually } from './receiver.ts';

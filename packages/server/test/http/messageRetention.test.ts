@@ -7,8 +7,8 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MESSAGE_RETENTION } from '../../src/domain/messageQueue.ts';
-import { PostgresEndpointStore } from '../../src/store/postgres.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { PostgresEndpointStore } from '../../src/store/postgres/store.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 

@@ -24,7 +24,7 @@ describe('metrics', () => {
     expect(text).toMatch(/chatbridge_http_requests_total\{operation="getEndpoint",status="200"\} [1-9]/);
     expect(text).toMatch(/chatbridge_http_requests_total\{operation="getEndpoint",status="401"\} [1-9]/);
     expect(text).toContain('chatbridge_http_request_duration_seconds_bucket{le="0.005",operation="getEndpoint"}');
-    expect(text).toMatch(/chatbridge_store_operation_duration_seconds_count\{method="get",result="ok"\} [1-9]/);
+    expect(text).toMatch(/chatbridge_store_operation_duration_seconds_count\{method="endpoints.get",result="ok"\} [1-9]/);
     for (const name of [
       'chatbridge_webhook_deliveries_total',
       'chatbridge_expired_messages_total',

@@ -10,7 +10,7 @@ describe('rate limits', () => {
   let token: string;
   beforeAll(async () => {
     server = await startTestServer({
-      rateLimits: { authFailuresPerMinute: 3, perEndpointPerSecond: 5, backend: { kind: 'memory' } },
+      rateLimits: { authFailuresPerMinute: 3, perEndpointPerSecond: 5 },
     });
     token = await server.provision('limited');
     await server.provision('busy');
@@ -38,7 +38,6 @@ describe('failed authentications of one stale token on a bot host', () => {
         authFailuresPerMinute: 10,
         authFailuresPerAddressPerMinute: 3_000,
         perEndpointPerSecond: 50,
-        backend: { kind: 'memory' },
       },
     });
     try {
@@ -65,7 +64,7 @@ describe('failed authentications of one stale token on a bot host', () => {
 
   it('when one address fails against more endpoints than its ceiling allows, then all its authenticated requests get 429', async () => {
     const server = await startTestServer({
-      rateLimits: { authFailuresPerMinute: 10, authFailuresPerAddressPerMinute: 4, perEndpointPerSecond: 0, backend: { kind: 'memory' } },
+      rateLimits: { authFailuresPerMinute: 10, authFailuresPerAddressPerMinute: 4, perEndpointPerSecond: 0 },
     });
     try {
       const token = await server.provision('kept');
@@ -83,7 +82,7 @@ describe('failed authentications of one stale token on a bot host', () => {
 function serverWithLimits(authFailuresPerMinute: number, perEndpointPerSecond: number): () => TestServer {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ rateLimits: { authFailuresPerMinute, perEndpointPerSecond, backend: { kind: 'memory' } } });
+    server = await startTestServer({ rateLimits: { authFailuresPerMinute, perEndpointPerSecond } });
   });
   afterAll(() => server.close());
   return () => server;
@@ -107,7 +106,7 @@ describe('per-endpoint rate limit', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({
-      rateLimits: { authFailuresPerMinute: 0, perEndpointPerSecond: 5, backend: { kind: 'memory' } },
+      rateLimits: { authFailuresPerMinute: 0, perEndpointPerSecond: 5 },
     });
   });
   afterAll(() => server.close());

@@ -13,7 +13,7 @@ describe.runIf(!!DATABASE_URL)('rate limits across instances (PostgreSQL)', () =
   let b: TestServer;
   beforeAll(async () => {
     db = await createScratchDatabase(DATABASE_URL!);
-    const settings = { authFailuresPerMinute: 4, perEndpointPerSecond: 3, backend: { kind: 'postgres' as const, databaseUrl: db.url } };
+    const settings = { authFailuresPerMinute: 4, perEndpointPerSecond: 3 };
     const open = () => openStore({ kind: 'postgres', databaseUrl: db.url, poolSize: 4 });
     a = await startTestServer({ store: await open(), rateLimits: settings });
     b = await startTestServer({ store: await open(), rateLimits: settings });
@@ -52,7 +52,6 @@ describe.runIf(!!DATABASE_URL)('rate limits across instances (PostgreSQL)', () =
       authFailuresPerMinute: 4,
       authFailuresPerAddressPerMinute: 3_000,
       perEndpointPerSecond: 0,
-      backend: { kind: 'postgres' as const, databaseUrl: db.url },
     };
     const open = () => openStore({ kind: 'postgres', databaseUrl: db.url, poolSize: 2 });
     const c = await startTestServer({ store: await open(), rateLimits: settings });

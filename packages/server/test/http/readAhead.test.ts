@@ -8,7 +8,7 @@ import type { EndpointStore, StoredEndpoint } from '../../src/store/port.ts';
 /** A store whose reads are counted and answered by `answer`. */
 const countingStore = (answer: (id: string) => Promise<StoredEndpoint | undefined>) => {
   const reads: string[] = [];
-  const store = { kind: 'postgres', readsInTurn: false, get: (id: string) => (reads.push(id), answer(id)) } as unknown as EndpointStore;
+  const store = { inProcess: false, endpoints: { get: (id: string) => (reads.push(id), answer(id)) } } as unknown as EndpointStore;
   return { store, reads };
 };
 const request = (operationId: string, endpoint: string) =>

@@ -109,8 +109,8 @@ describe('updateEndpoint: the record size budget', () => {
     const record = initialRecord();
     const base = JSON.stringify(record).length + 2;
     record.config.blacklist = ['x'.repeat(RECORD_BUDGET_BYTES - 100 - base)];
-    await h.server.store.update(id, (cur) => ({ write: { record, state: cur!.state }, result: undefined }));
-    return (await h.server.store.get(id))!;
+    await h.server.store.endpoints.update(id, (cur) => ({ write: { record, state: cur!.state }, result: undefined }));
+    return (await h.server.store.endpoints.get(id))!;
   }
 
   it('when an update would take the record past its budget, then 400 naming the budget, and nothing is applied', async () => {
@@ -121,10 +121,10 @@ describe('updateEndpoint: the record size budget', () => {
     expect(r.body.errors).toEqual([
       { parameter: 'blacklist', in: 'query', message: expect.stringContaining(`budget of ${RECORD_BUDGET_BYTES} bytes`) },
     ]);
-    const after = (await h.server.store.get(id))!;
+    const after = (await h.server.store.endpoints.get(id))!;
     expect(after.version).toBe(before.version);
     expect(after.recordJson).toBe(before.recordJson);
-    expect(await h.server.store.countDeliveries()).toBe(0);
+    expect(await h.server.store.deliveries.count()).toBe(0);
     // What still fits is applied.
     const small = await update(id, token, 'message_author_name=Ada', h);
     expect(small.status).toBe(200);

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { type ChatbridgeClient, createChatbridgeClient } from '@chatbridge/client';
 import { BACKOFF } from '../../src/delivery/backoff.ts';
 import { initialRecord } from '../../src/domain/record.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { startTestServer, type TestServer, type TestServerOptions } from '../../src/testing.ts';
 import { eventually, type Receiver, startReceiver } from './receiver.ts';
 import { failure } from './harness.ts';
@@ -90,7 +90,7 @@ describe('relay: delivery', () => {
     expect(receiver.received[0]!.body).toMatchObject({ content: 'hello over bridge 1', username: 'Ada', allowed_mentions: { parse: [] } });
     expect(new Set(receiver.received.map((r) => r.idempotencyKey)).size).toBe(2);
     expect(await client.getEndpoint(id, token)).toMatchObject({ meta: initialRecord().meta });
-    expect(await server.store.countDeliveries()).toBe(0);
+    expect(await server.store.deliveries.count()).toBe(0);
   });
 
   it("when a reply with attachments, an avatar and an embed at their limits is delivered, then every payload is the spec's webhook payload", async () => {
@@ -139,7 +139,7 @@ describe('relay: delivery', () => {
     await post(client, id, token, 'chat_c', 0);
     await passAndSettle(server);
     expect(receiver.received).toEqual([]);
-    expect(await server.store.countDeliveries()).toBe(0);
+    expect(await server.store.deliveries.count()).toBe(0);
   });
 
   it('when a webhook answers 500 then 200, then it is retried and delivered once', async () => {
@@ -193,7 +193,7 @@ describe('relay: delivery', () => {
     // chat_c's bot has still to read it; chat_b will not get it.
     expect((await client.getEndpoint(id, token)).meta.read).toMatchObject({ chat_b: true, chat_c: false });
     expect(await server.store.messages.get(id, 1)).toMatchObject({ unread: 4, expired: 2 });
-    expect(await server.store.countDeliveries()).toBe(0);
+    expect(await server.store.deliveries.count()).toBe(0);
   });
 });
 
@@ -204,7 +204,7 @@ describe('relay: idempotency keys', () => {
     await post(client, first.id, first.token, 'chat_c', 0);
     await eventually(async () => (await client.getEndpoint(first.id, first.token)).meta.trigger === false);
     const oldKeys = receiver.received.map((r) => r.idempotencyKey);
-    expect(await server.store.delete(first.id)).toBe(true);
+    expect(await server.store.endpoints.delete(first.id)).toBe(true);
     const again = await community(client, server, first.id);
     await post(client, again.id, again.token, 'chat_c', 0);
     await eventually(() => receiver.received.length === 4);
@@ -275,7 +275,7 @@ describe('relay: a retry checks that it still applies, and sends the message as 
     advance(server, 1000);
     await eventually(() => server.relay.stats.superseded === 1);
     expect(receiver.received.map((r) => r.path.split('/')[2])).toEqual(['a0']);
-    expect(await server.store.countDeliveries()).toBe(0);
+    expect(await server.store.deliveries.count()).toBe(0);
   });
 
   it("when the bot edits the pending message's channel or text while a retry waits, then the retry carries the message as posted to its own bridge", async () => {
@@ -297,7 +297,7 @@ describe('relay: a retry checks that it still applies, and sends the message as 
     await client.updateEndpoint(id, token, { selfuse: false });
     advance(server, 1000);
     await eventually(() => server.relay.stats.superseded === 1);
-    expect(await server.store.countDeliveries()).toBe(0);
+    expect(await server.store.deliveries.count()).toBe(0);
     expect(receiver.received).toHaveLength(1);
     expect((await client.getEndpoint(id, token)).meta.read.chat_a).toBe(false); // not delivered, so not read
   });
@@ -305,10 +305,10 @@ describe('relay: a retry checks that it still applies, and sends the message as 
   it("when the platform's bot reads the message while its delivery waits for a retry, then the delivery is dropped with the read, unsent", async () => {
     const { server, client, id, token, pending } = await retryPending('read by hand');
     expect(pending.meta.trigger).toBe(true);
-    expect(await server.store.countDeliveries()).toBe(1);
+    expect(await server.store.deliveries.count()).toBe(1);
     await client.markRead(id, token, 'chat_a');
     // The read settles the message for chat_a: its delivery goes in the same write.
-    expect(await server.store.countDeliveries()).toBe(0);
+    expect(await server.store.deliveries.count()).toBe(0);
     advance(server, 1000);
     await passAndSettle(server);
     expect(receiver.received).toHaveLength(1);
@@ -381,7 +381,7 @@ describe('relay: restarts', () => {
     expect(receiver.received).toHaveLength(1);
     // Acknowledged before the stop: chat_b is marked read; chat_c (no webhook) is still its bot's to read.
     expect((await second.client.getEndpoint(id, token)).meta.read).toMatchObject({ chat_a: true, chat_b: true, chat_c: false });
-    expect(await second.server.store.countDeliveries()).toBe(0);
+    expect(await second.server.store.deliveries.count()).toBe(0);
   });
 
   it('when a stop finds a delivery still waiting for its webhook, then it is cut short after the grace, released, and the next start sends it again with the same key', async () => {
@@ -416,7 +416,7 @@ describe('relay: restarts', () => {
     const { id, token } = await community(first.client, first.server);
     await first.server.relay.stop(); // the relay is down; the outbox keeps the work
     await post(first.client, id, token, 'chat_c', 0);
-    expect(await first.server.store.countDeliveries()).toBe(2);
+    expect(await first.server.store.deliveries.count()).toBe(2);
     await first.server.close();
     running.splice(running.indexOf(first.server), 1);
 

@@ -31,7 +31,7 @@ async function twoBridges() {
   return { id, token };
 }
 
-const versionOf = async (id: string) => (await h.server.store.get(id))!.version;
+const versionOf = async (id: string) => (await h.server.store.endpoints.get(id))!.version;
 
 describe('removeFromEndpoint', () => {
   it('when a bridge, words, an ID and a log channel are removed, then all of it is applied in one committed change', async () => {
@@ -47,7 +47,7 @@ describe('removeFromEndpoint', () => {
     });
     expect(await h.client.getEndpoint(id, token)).toEqual(record);
     expect(await versionOf(id)).toBe(before + 1);
-    expect((await h.server.store.eventsSince(id, before, 10)).map((e) => e.version)).toEqual([before + 1]);
+    expect((await h.server.store.changes.eventsSince(id, before, 10)).map((e) => e.version)).toEqual([before + 1]);
   });
 
   it('when what is removed is absent, then 200 with the record unchanged, and nothing is written', async () => {
@@ -117,7 +117,7 @@ describe('removeFromEndpoint', () => {
 
 /** The endpoint's queued deliveries, as the store exports them. */
 async function collect(id: string): Promise<{ platform: string; url: string }[]> {
-  for await (const row of h.server.store.exportRows()) {
+  for await (const row of h.server.store.snapshot.exportRows()) {
     if (row.id === id) return row.deliveries.map((d) => ({ platform: d.platform, url: d.url }));
   }
   return [];

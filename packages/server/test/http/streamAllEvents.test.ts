@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { type ChangeEvent, createChatbridgeClient } from '@chatbridge/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { openSse, type SseBlock, type SseReader } from '../sseBlocks.ts';
 import { raw, useServer } from './harness.ts';
@@ -174,7 +174,7 @@ describe('streamAllEvents with a change window of 3 changes', () => {
     const update = (word: string) => fetch(`${server.url}/update/w-1?token=${token}&blacklist=${word}`, { method: 'POST' });
     for (const word of ['a', 'b', 'c', 'd', 'e']) expect((await update(word)).status).toBe(200);
     first.close();
-    await store.pruneEvents();
+    await store.changes.prune();
     const resumed = await openAll(server, { 'last-event-id': start!.id! });
     const reset = await resumed.next();
     expect(reset).toMatchObject({ event: 'reset' });
@@ -205,7 +205,7 @@ describe('streamAllEvents and a client that never reads', () => {
     socket.on('error', () => undefined);
     // 30 changes of a 1 MB record: far more than the kernel's socket buffers take.
     for (let v = 1; v <= 30; v++) {
-      await server.store.update('slow-1', (cur) => {
+      await server.store.endpoints.update('slow-1', (cur) => {
         const record = initialRecord();
         record.config.blacklist = [`v${v}`, 'x'.repeat(1_000_000)];
         return { write: { record, state: cur!.state }, result: undefined };

@@ -3,7 +3,7 @@
 // without waiting for a later change or a heartbeat. On SQLite always; on PostgreSQL when
 // DATABASE_URL is set.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresEndpointStore } from '../../src/store/postgres.ts';
+import { PostgresEndpointStore } from '../../src/store/postgres/store.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { openSse, type SseBlock, type SseReader } from '../sseBlocks.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EndpointRecord } from '../../src/domain/record.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { hashToken } from '../../src/tokens.ts';
 import { raw, useServer } from './harness.ts';
@@ -475,13 +475,13 @@ describe('streamEndpointEvents and another process on the same SQLite file', () 
       const token = await server.provision('elsewhere');
       const first = await open('elsewhere', token, {}, '', server);
       expect(await first.next()).toMatchObject({ id: 0 });
-      expect(await cli.setTokenHash('elsewhere', hashToken('rotated elsewhere'))).toBe(true);
+      expect(await cli.endpoints.setTokenHash('elsewhere', hashToken('rotated elsewhere'))).toBe(true);
       expect(await first.next(3000)).toBeUndefined();
 
       const token2 = await server.provision('elsewhere-2');
       const second = await open('elsewhere-2', token2, {}, '', server);
       expect(await second.next()).toMatchObject({ id: 0 });
-      expect(await cli.delete('elsewhere-2')).toBe(true);
+      expect(await cli.endpoints.delete('elsewhere-2')).toBe(true);
       expect(await second.next(3000)).toBeUndefined();
     } finally {
       await cli.close();

@@ -15,8 +15,8 @@ import { initialRecord } from '../../src/domain/record.ts';
 import { RECORD_BUDGET_BYTES } from '../../src/domain/recordBudget.ts';
 import type { EventStreamSettings } from '../../src/events/streams.ts';
 import type { EndpointStore } from '../../src/store/port.ts';
-import { PostgresEndpointStore } from '../../src/store/postgres.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { PostgresEndpointStore } from '../../src/store/postgres/store.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { startServerProcess, type ServerProcess } from '../processes.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
@@ -29,15 +29,15 @@ const EVENTS_WATCHED = 5;
 async function writeVersions(store: EndpointStore, id: string, count: number, bytes: number): Promise<void> {
   const base = JSON.stringify(initialRecord()).length + '"v000000",""'.length;
   const write = (v: number) =>
-    store.update(id, (cur) => {
+    store.endpoints.update(id, (cur) => {
       const record = initialRecord();
       record.config.blacklist = [`v${String(v).padStart(6, '0')}`, 'x'.repeat(bytes - base)];
       return { write: { record, state: cur!.state }, result: undefined };
     });
   // SQLite commits the updates of one turn together (one fsync); PostgreSQL would make them race for the row.
-  if (store.kind === 'sqlite') await Promise.all(Array.from({ length: count }, (_, i) => write(i + 1)));
+  if (store.inProcess) await Promise.all(Array.from({ length: count }, (_, i) => write(i + 1)));
   else for (let v = 1; v <= count; v++) await write(v);
-  const written = (await store.get(id))!;
+  const written = (await store.endpoints.get(id))!;
   expect(written.version).toBe(count);
   expect(Buffer.byteLength(written.recordJson)).toBe(bytes);
 }

@@ -8,8 +8,8 @@ import { createBot } from '../../src/admin/bots.ts';
 import { createEndpoint } from '../../src/admin/endpoints.ts';
 import { initialRecord } from '../../src/domain/record.ts';
 import type { EndpointSnapshot, EndpointStore } from '../../src/store/port.ts';
-import { PostgresEndpointStore } from '../../src/store/postgres.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { PostgresEndpointStore } from '../../src/store/postgres/store.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { startTestServer } from '../../src/testing.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 import { chatbridge } from './cliRun.ts';
@@ -28,7 +28,7 @@ async function withSqlite<T>(file: string, work: (store: SqliteEndpointStore) =>
 
 async function snapshotsOf(store: EndpointStore) {
   const rows: EndpointSnapshot[] = [];
-  for await (const row of store.exportRows()) rows.push({ ...row, tokenHash: Buffer.from(row.tokenHash) });
+  for await (const row of store.snapshot.exportRows()) rows.push({ ...row, tokenHash: Buffer.from(row.tokenHash) });
   return rows;
 }
 
@@ -46,7 +46,7 @@ async function arrange(store: EndpointStore): Promise<Record<string, string>> {
   const bot = await createBot(store, 'bridge-a', 'chat_a');
   if (bot.kind !== 'created') throw new Error('the bot was not created');
   botKey = bot.issued.key;
-  await store.update('community-1', (cur) => {
+  await store.endpoints.update('community-1', (cur) => {
     const record = structuredClone(cur!.record);
     record.config.channels.chat_a.push('912345678901234001');
     record.config.webhooks.chat_a.push('https://chat-a.example.com/api/webhooks/1/secret-of-the-webhook-0000');
@@ -54,7 +54,7 @@ async function arrange(store: EndpointStore): Promise<Record<string, string>> {
     record.config['self-user'] = true;
     return { write: { record, state: cur!.state }, result: undefined };
   });
-  await store.update('community-2', (cur) => {
+  await store.endpoints.update('community-2', (cur) => {
     const record = structuredClone(cur!.record);
     record.meta.trigger = true;
     record.meta.sender = 'chat_c';
@@ -87,8 +87,8 @@ async function arrange(store: EndpointStore): Promise<Record<string, string>> {
       result: undefined,
     };
   });
-  const [claimed] = await store.claimDeliveries(3_999_999_991_000, 1000, { chat_a: 1 });
-  await store.retryDelivery(claimed!.id, 3_999_999_992_000);
+  const [claimed] = await store.deliveries.claim(3_999_999_991_000, 1000, { chat_a: 1 });
+  await store.deliveries.retry(claimed!.id, 3_999_999_992_000);
   return tokens;
 }
 
@@ -99,7 +99,7 @@ async function expectTokensRead(store: EndpointStore, tokens: Record<string, str
     for (const [id, token] of Object.entries(tokens)) {
       const response = await fetch(`${server.url}/${id}?token=${token}`);
       expect([id, response.status]).toEqual([id, 200]);
-      expect(await response.json()).toEqual((await store.get(id))!.record);
+      expect(await response.json()).toEqual((await store.endpoints.get(id))!.record);
       const wrong = `${token.slice(0, -1)}${token.endsWith('x') ? 'y' : 'x'}`;
       expect((await fetch(`${server.url}/${id}?token=${wrong}`)).status).toBe(401);
     }
@@ -135,7 +135,7 @@ describe('chatbridge export and import', () => {
       const { tokens, original, bots } = await withSqlite(first, async (store) => ({
         tokens: await arrange(store),
         original: await snapshotsOf(store),
-        bots: await store.listBots(),
+        bots: await store.bots.list(),
       }));
       // The tokens and the bot key work before the move (on a copy: a server works on the pending deliveries).
       copyFileSync(first, join(dir, 'copy.sqlite'));
@@ -161,7 +161,7 @@ describe('chatbridge export and import', () => {
       const pg = await PostgresEndpointStore.open({ connectionString: db.url });
       try {
         expect(await snapshotsOf(pg)).toEqual(original);
-        expect(await pg.listBots()).toEqual(bots.map((b) => ({ ...b, keyHash: Buffer.from(b.keyHash) })));
+        expect(await pg.bots.list()).toEqual(bots.map((b) => ({ ...b, keyHash: Buffer.from(b.keyHash) })));
         await expectTokensRead(pg, tokens);
       } finally {
         await pg.close();
@@ -174,7 +174,7 @@ describe('chatbridge export and import', () => {
 
       await withSqlite(last, async (store) => {
         expect(await snapshotsOf(store)).toEqual(original);
-        expect(await store.listBots()).toEqual(bots);
+        expect(await store.bots.list()).toEqual(bots);
         await expectTokensRead(store, tokens);
       });
     },
@@ -189,13 +189,13 @@ describe('chatbridge export and import', () => {
     await chatbridge(source, 'export', join(dir, 'export.jsonl'));
     expect((await chatbridge(target, 'import', join(dir, 'export.jsonl'))).code).toBe(0);
     const before = await withSqlite(target, snapshotsOf);
-    const botsBefore = await withSqlite(target, (store) => store.listBots());
+    const botsBefore = await withSqlite(target, (store) => store.bots.list());
     expect(await chatbridge(target, 'import', join(dir, 'export.jsonl'))).toMatchObject({
       code: 0,
       stdout: '0 imported, 3 unchanged; bots: 0 imported, 1 unchanged\n',
     });
     expect(await withSqlite(target, snapshotsOf)).toEqual(before);
-    expect(await withSqlite(target, (store) => store.listBots())).toEqual(botsBefore);
+    expect(await withSqlite(target, (store) => store.bots.list())).toEqual(botsBefore);
   });
 
   it('when a bot exists in the store with another key, then the import exits 1 naming it and writes nothing, endpoints included', async () => {
@@ -321,7 +321,7 @@ describe('chatbridge export and import', () => {
     );
     expect((await chatbridge(join(dir, 'store.sqlite'), 'import', join(dir, 'hand.jsonl'))).code).toBe(0);
     await withSqlite(join(dir, 'store.sqlite'), async (store) =>
-      expect((await store.get('hand-made'))!.recordJson).toBe(JSON.stringify(record)),
+      expect((await store.endpoints.get('hand-made'))!.recordJson).toBe(JSON.stringify(record)),
     );
   });
 });

@@ -9,7 +9,7 @@ import { parseBodyLine } from '../../src/portability/exportFormat.ts';
 import { mapOriginalRecord } from '../../src/portability/originalRecord.ts';
 import { loadSpecSchemas } from '../../src/portability/specSchemas.ts';
 import { openStore } from '../../src/store/open.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { tokenMatchesDigest } from '../../src/tokens.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 import { chatbridge } from './cliRun.ts';
@@ -64,8 +64,8 @@ describe('chatbridge import --from-original', () => {
 
     const store = new SqliteEndpointStore(file);
     try {
-      expect(await store.listIds(undefined, 10)).toEqual([A, 'community_b']);
-      const a = (await store.get(A))!;
+      expect(await store.endpoints.listIds(undefined, 10)).toEqual([A, 'community_b']);
+      const a = (await store.endpoints.get(A))!;
       const expected = initialRecord();
       Object.assign(expected.config, {
         'allowed-ids': [A],
@@ -87,7 +87,7 @@ describe('chatbridge import --from-original', () => {
       expect([a.record, a.state, a.version]).toEqual([expected, { seq: 0, pendingSince: null, queue: [] }, 0]);
       expect(tokenMatchesDigest(a.tokenHash, tokens[A])).toBe(true);
 
-      const b = (await store.get('community_b'))!;
+      const b = (await store.endpoints.get('community_b'))!;
       expect(b.record.config['self-user']).toBe(false);
       expect(tokenMatchesDigest(b.tokenHash, tokens.community_b)).toBe(true);
     } finally {
@@ -109,7 +109,7 @@ describe('chatbridge import --from-original', () => {
     expect(result.stdout).toMatch(/refused lookup: the endpoint: .*reserved/);
     const store = new SqliteEndpointStore(file);
     try {
-      expect(await store.get('lookup')).toBeUndefined();
+      expect(await store.endpoints.get('lookup')).toBeUndefined();
     } finally {
       await store.close();
     }
@@ -174,7 +174,7 @@ describe('chatbridge import --from-original, IDs the original stored as JSON num
           : { kind: 'sqlite', sqlitePath: location },
       );
       try {
-        const { config } = (await store.get('numbers'))!.record;
+        const { config } = (await store.endpoints.get('numbers'))!.record;
         expect(config.channels.chat_a).toEqual(['123456789012345678901', '912345678901234001']);
         expect(config.channels.chat_b).toEqual(['guilded-chan-0', 'guilded-chan-1']);
         expect(config.logs.chat_a).toBe('912345678901234999');

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createEndpoint } from '../../src/admin/endpoints.ts';
 import { instrumentStore } from '../../src/observability/instrumentStore.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 
 describe('instrumented store', () => {
   it('when the instrumented store is exported, then its rows stream as from the store itself', async () => {
@@ -14,7 +14,7 @@ describe('instrumented store', () => {
     try {
       await createEndpoint(store, 'ep-1');
       const ids: string[] = [];
-      for await (const row of instrumentStore(store, createMetrics()).exportRows()) ids.push(row.id);
+      for await (const row of instrumentStore(store, createMetrics()).snapshot.exportRows()) ids.push(row.id);
       expect(ids).toEqual(['ep-1']);
     } finally {
       await store.close();

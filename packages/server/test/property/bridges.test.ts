@@ -22,8 +22,8 @@ import { decideRemoval, type RemovalParams } from '../../src/domain/removal.ts';
 import type { UpdateParams } from '../../src/domain/update.ts';
 import { decideUpdate, type UpdateContext } from '../../src/domain/updateDecision.ts';
 import type { EndpointStore } from '../../src/store/port.ts';
-import { PostgresEndpointStore } from '../../src/store/postgres.ts';
-import { SqliteEndpointStore } from '../../src/store/sqlite.ts';
+import { PostgresEndpointStore } from '../../src/store/postgres/store.ts';
+import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { hashToken } from '../../src/tokens.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 
@@ -122,26 +122,26 @@ const applied = { append: 0, overwrite: 0, remove: 0 };
 
 async function apply(store: EndpointStore, run: number, id: string, op: Op): Promise<void> {
   if (op.kind === 'update') {
-    const result = await store.update(id, (cur) => decideUpdate(cur!, paramsOf(run, op), context));
+    const result = await store.endpoints.update(id, (cur) => decideUpdate(cur!, paramsOf(run, op), context));
     if (result.kind === 'ok') applied[op.index === undefined ? 'append' : 'overwrite']++;
   } else if (op.kind === 'remove') {
     const params: RemovalParams = { bridge: op.bridge };
-    const result = await store.update(id, (cur) => decideRemoval(cur!, params));
+    const result = await store.endpoints.update(id, (cur) => decideRemoval(cur!, params));
     if (result.kind === 'ok') applied.remove++;
   } else {
-    await store.update(id, (cur) => decideUpdate(cur!, { message_content: op.text }, context));
+    await store.endpoints.update(id, (cur) => decideUpdate(cur!, { message_content: op.text }, context));
   }
 }
 
 /** The lookup index's answer for every channel a run can produce, and the same computed from the records. */
 async function indexAndScan(store: EndpointStore, run: number, ids: string[]) {
-  const records = await Promise.all(ids.map(async (id) => (await store.get(id))!.record));
+  const records = await Promise.all(ids.map(async (id) => (await store.endpoints.get(id))!.record));
   const index: string[] = [];
   const scan: string[] = [];
   for (const p of PLATFORMS) {
     for (let n = 0; n < VALUES; n++) {
       const channel = channelOf(run, p, n);
-      for (const m of await store.lookupChannel(p, channel, 100)) index.push(`${p} ${channel} ${m.endpoint} ${m.bridge}`);
+      for (const m of await store.endpoints.lookupChannel(p, channel, 100)) index.push(`${p} ${channel} ${m.endpoint} ${m.bridge}`);
       ids.forEach((id, k) =>
         records[k]!.config.channels[p].forEach((c, bridge) => c === channel && scan.push(`${p} ${channel} ${id} ${bridge}`)),
       );
@@ -176,12 +176,12 @@ describe.each(STORES)('bridges on %s', (kind) => {
       fc.asyncProperty(fc.array(opArb, { minLength: 10, maxLength: 30 }), async (ops) => {
         run++; // each run (shrinking included) has endpoints and channel values of its own
         const ids = Array.from({ length: ENDPOINTS }, (_, k) => `r${run}-e${k}`);
-        for (const id of ids) await store.create(id, hashToken('t'), initialRecord());
+        for (const id of ids) await store.endpoints.create(id, hashToken('t'), initialRecord());
         for (const op of ops) {
           const id = ids[op.endpoint]!;
-          const before = (await store.get(id))!.record;
+          const before = (await store.endpoints.get(id))!.record;
           await apply(store, run, id, op);
-          const after = (await store.get(id))!.record;
+          const after = (await store.endpoints.get(id))!.record;
           expect(misaligned(before, after), JSON.stringify(op)).toEqual([]);
           if (op.kind === 'remove') {
             const longest = Math.max(...listsOf(before).map(([, l]) => l.length));
@@ -192,7 +192,7 @@ describe.each(STORES)('bridges on %s', (kind) => {
           const { index, scan } = await indexAndScan(store, run, ids);
           expect(index).toEqual(scan);
         }
-        for (const id of ids) await store.delete(id);
+        for (const id of ids) await store.endpoints.delete(id);
         expect((await indexAndScan(store, run, [])).index).toEqual([]);
       }),
       { seed: SEED, numRuns },

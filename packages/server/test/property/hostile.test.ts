@@ -99,8 +99,8 @@ async function withServer(kind: StoreKind, fn: (ctx: Ctx) => Promise<void>): Pro
   if (!shared.has(kind)) shared.set(kind, startShared(kind));
   const { server } = await shared.get(kind)!;
   const { store } = server;
-  for (const id of await store.listIds(undefined, 1_000_000)) await store.delete(id);
-  for (const bot of await store.listBots()) await store.deleteBot(bot.id);
+  for (const id of await store.endpoints.listIds(undefined, 1_000_000)) await store.endpoints.delete(id);
+  for (const bot of await store.bots.list()) await store.bots.delete(bot.id);
   const tokens = new Map<string, string>();
   for (const id of POOL.slice(0, POOL_PROVISIONED)) tokens.set(id, await server.provision(id));
   // Host without the port: the bytes of every request, and so every head size, do not depend on the port.
@@ -125,7 +125,7 @@ async function snapshot(ctx: Ctx, ids: Iterable<string>, known?: Snapshot): Prom
       rows.set(id, undefined);
       continue;
     }
-    const stored = await ctx.server.store.get(id);
+    const stored = await ctx.server.store.endpoints.get(id);
     rows.set(
       id,
       stored && {
@@ -136,8 +136,8 @@ async function snapshot(ctx: Ctx, ids: Iterable<string>, known?: Snapshot): Prom
     );
   }
   if (known) return { ids: known.ids, bots: known.bots, rows };
-  const bots = (await ctx.server.store.listBots()).map((b) => b.id);
-  return { ids: await ctx.server.store.listIds(undefined, 1_000_000), bots, rows };
+  const bots = (await ctx.server.store.bots.list()).map((b) => b.id);
+  return { ids: await ctx.server.store.endpoints.listIds(undefined, 1_000_000), bots, rows };
 }
 
 /** The store before an exchange: as the last one left it. */

@@ -107,6 +107,6 @@ describe('relay: webhook fairness between tenants', () => {
     expect(receiver.hanging.map((path) => path.split('/')[2])).toEqual(['noisy-0', 'noisy-1']);
     // Every noisy message is still queued: the two under way, bridge 2's waiting for a slot, and the
     // two after them on their own webhooks.
-    expect(await server.store.countDeliveries()).toBe(5);
+    expect(await server.store.deliveries.count()).toBe(5);
   });
 });

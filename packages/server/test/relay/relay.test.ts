@@ -31,12 +31,14 @@ describe('relay during a store outage', () => {
     let down = true;
     let passes = 0;
     const store = {
-      listExpired: async () => {
-        passes++;
-        if (down) throw new Error('Connection terminated unexpectedly');
-        return [];
+      endpoints: {
+        listExpired: async () => {
+          passes++;
+          if (down) throw new Error('Connection terminated unexpectedly');
+          return [];
+        },
       },
-      claimDeliveries: async () => [],
+      deliveries: { claim: async () => [] },
     } as unknown as EndpointStore;
     const { lines, logger } = recordingLogger();
     relay = new Relay({
@@ -66,8 +68,8 @@ describe('relay leases', () => {
     const sender = createWebhookSender({ allowPrivateWebhooks: false });
     const leases: number[] = [];
     const store = {
-      listExpired: async () => [],
-      claimDeliveries: async (_now: number, leaseMs: number) => (leases.push(leaseMs), []),
+      endpoints: { listExpired: async () => [] },
+      deliveries: { claim: async (_now: number, leaseMs: number) => (leases.push(leaseMs), []) },
     } as unknown as EndpointStore;
     const relay = new Relay({ store, sender, logger: recordingLogger().logger, clock: Date.now, messageTtlMs: 30_000 });
     await relay.pass();
@@ -99,12 +101,16 @@ describe('relay acknowledgements', () => {
     let claims = 0;
     let records = 0;
     const store = {
-      listExpired: async () => [],
-      claimDeliveries: async () => (claims++ === 0 ? [delivery] : []),
-      // chat_a has still to read message 1.
-      get: async () => ({ record, state: { seq: 1, pendingSince: Date.now(), queue: [{ n: 1, u: 1, at: Date.now(), b: 2 }] } }),
-      completeDelivery: async () => {
-        if (++records === 1) throw new Error('Connection terminated unexpectedly');
+      endpoints: {
+        listExpired: async () => [],
+        // chat_a has still to read message 1.
+        get: async () => ({ record, state: { seq: 1, pendingSince: Date.now(), queue: [{ n: 1, u: 1, at: Date.now(), b: 2 }] } }),
+      },
+      deliveries: {
+        claim: async () => (claims++ === 0 ? [delivery] : []),
+        complete: async () => {
+          if (++records === 1) throw new Error('Connection terminated unexpectedly');
+        },
       },
     } as unknown as EndpointStore;
     let sends = 0;
@@ -148,18 +154,22 @@ describe("relay: an endpoint's share of a platform's slots", () => {
         attempts: 1,
       });
     const store = {
-      listExpired: async () => [],
-      claimDeliveries: async (_now: number, _leaseMs: number, limits: { chat_a?: number }, skip: { chat_a?: string[] } = {}) => {
-        const claimable = due.filter((d) => !skip.chat_a?.includes(d.endpointId)).slice(0, limits.chat_a ?? 0);
-        for (const d of claimable) due.splice(due.indexOf(d), 1);
-        return claimable;
+      endpoints: {
+        listExpired: async () => [],
+        // chat_a has still to read messages 1 to 4 (each endpoint's own, numbered apart here).
+        get: async () => ({
+          record,
+          state: { seq: 4, pendingSince: Date.now(), queue: [1, 2, 3, 4].map((n) => ({ n, u: 1, at: Date.now(), b: 2 })) },
+        }),
       },
-      // chat_a has still to read messages 1 to 4 (each endpoint's own, numbered apart here).
-      get: async () => ({
-        record,
-        state: { seq: 4, pendingSince: Date.now(), queue: [1, 2, 3, 4].map((n) => ({ n, u: 1, at: Date.now(), b: 2 })) },
-      }),
-      completeDelivery: async () => undefined,
+      deliveries: {
+        claim: async (_now: number, _leaseMs: number, limits: { chat_a?: number }, skip: { chat_a?: string[] } = {}) => {
+          const claimable = due.filter((d) => !skip.chat_a?.includes(d.endpointId)).slice(0, limits.chat_a ?? 0);
+          for (const d of claimable) due.splice(due.indexOf(d), 1);
+          return claimable;
+        },
+        complete: async () => undefined,
+      },
     } as unknown as EndpointStore;
     return { store, due, queue };
   }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
-import { PostgresEndpointStore, type PostgresStoreOptions, loadMigrations, migrate } from '../../src/store/postgres.ts';
+import { PostgresEndpointStore, type PostgresStoreOptions, loadMigrations, migrate } from '../../src/store/postgres/store.ts';
 import type { MessageState, StoredEndpoint } from '../../src/store/port.ts';
 import { hashToken, tokenMatchesDigest } from '../../src/tokens.ts';
 import { describeStoreContract } from './contract.ts';
@@ -89,7 +89,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const second = await PostgresEndpointStore.open({ connectionString: db!.url });
       try {
         const ids = ['ep-1', 'ep-2'];
-        for (const id of ids) await first.create(id, hashToken('t'), initialRecord());
+        for (const id of ids) await first.endpoints.create(id, hashToken('t'), initialRecord());
         const draft = (platform: 'chat_a' | 'chat_b') => ({
           platform,
           url: `https://hooks.example.com/${platform}`,
@@ -97,7 +97,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
           expiresAt: 10_000_000,
         });
         const pend = (store: PostgresEndpointStore, id: string) =>
-          store.update(id, (cur) => {
+          store.endpoints.update(id, (cur) => {
             const seq = cur!.state.seq + 1;
             return {
               write: {
@@ -118,13 +118,13 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
           // A webhook left with no head would never be handed out again: stop at a deadline, so the
           // assertion below names what is missing instead of the test timing out.
           const deadline = Date.now() + 15_000;
-          while ((writing || (await store.countDeliveries()) > 0) && Date.now() < deadline) {
-            const claimed = await store.claimDeliveries(2000, 60_000, 4);
+          while ((writing || (await store.deliveries.count()) > 0) && Date.now() < deadline) {
+            const claimed = await store.deliveries.claim(2000, 60_000, 4);
             for (const d of claimed) {
               const key = `${d.endpointId} ${d.platform}`;
               handed.set(key, [...(handed.get(key) ?? []), d.seq]);
-              if (drop) await store.dropDelivery(d.id);
-              else await store.completeDelivery(d, () => ({ result: undefined }));
+              if (drop) await store.deliveries.drop(d.id);
+              else await store.deliveries.complete(d, () => ({ result: undefined }));
             }
             if (claimed.length === 0) await new Promise((resolve) => setTimeout(resolve, 2));
           }
@@ -158,7 +158,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const inFlight = new pg.Client({ connectionString: db!.url });
       await inFlight.connect();
       try {
-        for (const id of ['ep-1', 'ep-2']) await store.create(id, hashToken('t'), initialRecord());
+        for (const id of ['ep-1', 'ep-2']) await store.endpoints.create(id, hashToken('t'), initialRecord());
         // A write of ep-1 in flight: its event is inserted, its transaction not yet committed.
         await inFlight.query('BEGIN');
         await inFlight.query(`UPDATE endpoints SET version = 1 WHERE id = 'ep-1'`);
@@ -167,12 +167,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
           Date.now(),
         ]);
         // A write of ep-2 begins later and commits first.
-        await store.update('ep-2', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
-        const first = await store.changesSince(0, 10);
+        await store.endpoints.update('ep-2', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+        const first = await store.changes.changesSince(0, 10);
         expect(first.entries.map((e) => `${e.endpointId}@${e.version}`)).toEqual(['ep-2@1']);
         await inFlight.query('COMMIT');
         // The reader goes on after the last position it got: ep-1's change comes after it, not before.
-        const next = await store.changesSince(first.entries[0]!.position, 10);
+        const next = await store.changes.changesSince(first.entries[0]!.position, 10);
         expect(next.entries.map((e) => `${e.endpointId}@${e.version}`)).toEqual(['ep-1@1']);
         expect(next.missed).toBe(false);
       } finally {
@@ -186,10 +186,10 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when a database is opened twice, then the migrations run once and the data stays', async () => {
       const { url } = await emptyDatabase();
       const first = await PostgresEndpointStore.open({ connectionString: url });
-      await first.create('ep-1', hashToken('t'), initialRecord());
+      await first.endpoints.create('ep-1', hashToken('t'), initialRecord());
       await first.close();
       const second = await PostgresEndpointStore.open({ connectionString: url });
-      expect((await second.get('ep-1'))?.record).toEqual(initialRecord());
+      expect((await second.endpoints.get('ep-1'))?.record).toEqual(initialRecord());
       await second.close();
       await withClient(url, async (c) => {
         const { rows } = await c.query('SELECT version, name FROM schema_migrations ORDER BY version');
@@ -233,9 +233,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       });
       const store = await PostgresEndpointStore.open({ connectionString: url });
       try {
-        expect((await store.get('ep-1'))!.version).toBe(0);
-        await store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
-        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([1]);
+        expect((await store.endpoints.get('ep-1'))!.version).toBe(0);
+        await store.endpoints.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+        expect((await store.changes.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([1]);
       } finally {
         await store.close();
       }
@@ -263,10 +263,10 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       });
       const store = await PostgresEndpointStore.open({ connectionString: url });
       try {
-        expect(await store.lookupChannel('chat_b', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
-        expect(await store.lookupChannel('chat_d', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
-        expect(await store.lookupChannel('chat_b', 'b0', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
-        expect(await store.lookupChannel('chat_d', 'nul\u0000"quoted"', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
+        expect(await store.endpoints.lookupChannel('chat_b', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
+        expect(await store.endpoints.lookupChannel('chat_d', 'shared', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+        expect(await store.endpoints.lookupChannel('chat_b', 'b0', 10)).toEqual([{ endpoint: 'ep-1', bridge: 0 }]);
+        expect(await store.endpoints.lookupChannel('chat_d', 'nul\u0000"quoted"', 10)).toEqual([{ endpoint: 'ep-1', bridge: 1 }]);
       } finally {
         await store.close();
       }
@@ -295,10 +295,10 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       try {
         const handed: string[] = [];
         for (let round = 0; round < 4; round++) {
-          const claimed = await store.claimDeliveries(2000, 60_000, 10);
+          const claimed = await store.deliveries.claim(2000, 60_000, 10);
           for (const d of claimed.sort((a, b) => a.platform.localeCompare(b.platform))) {
             handed.push(`${d.platform}:${d.seq}`);
-            await store.dropDelivery(d.id);
+            await store.deliveries.drop(d.id);
           }
         }
         expect(handed).toEqual(['chat_a:1', 'chat_b:1', 'chat_a:2', 'chat_b:2', 'chat_a:3', 'chat_b:3']);
@@ -320,7 +320,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     const withEndpoint = async (token: string, test: (store: PostgresEndpointStore) => Promise<void>) => {
       const store = await fresh();
       try {
-        await store.create('ep-1', hashToken(token), initialRecord());
+        await store.endpoints.create('ep-1', hashToken(token), initialRecord());
         await test(store);
       } finally {
         await store.close();
@@ -335,15 +335,15 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when another writer commits between the read and the write, then update decides again on the new row', async () => {
       await withEndpoint('t', async (store) => {
         const seen: number[] = [];
-        await store.update('ep-1', (cur) => {
+        await store.endpoints.update('ep-1', (cur) => {
           seen.push(cur!.version);
           if (seen.length === 1) commitElsewhere("UPDATE endpoints SET version = version + 1 WHERE id = 'ep-1'");
           return { write: { record: withContent(cur!, `decided on v${cur!.version}`), state: cur!.state }, result: undefined };
         });
         expect(seen).toEqual([0, 1]);
-        const after = (await store.get('ep-1'))!;
+        const after = (await store.endpoints.get('ep-1'))!;
         expect([after.version, after.record.meta.message.content]).toEqual([2, 'decided on v1']);
-        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => [e.version, e.record.meta.message.content])).toEqual([
+        expect((await store.changes.eventsSince('ep-1', 0, 10)).map((e) => [e.version, e.record.meta.message.content])).toEqual([
           [2, 'decided on v1'],
         ]);
       });
@@ -352,14 +352,14 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when the token is rotated between the read and the write, then the old token authorizes nothing', async () => {
       await withEndpoint('old', async (store) => {
         let calls = 0;
-        const outcome = await store.update('ep-1', (cur) => {
+        const outcome = await store.endpoints.update('ep-1', (cur) => {
           if (++calls === 1)
             commitElsewhere(`UPDATE endpoints SET token_hash = '\\x${hashToken('new').toString('hex')}' WHERE id = 'ep-1'`);
           if (!tokenMatchesDigest(cur!.tokenHash, 'old')) return { result: 'unauthorized' };
           return { write: { record: withContent(cur!, 'written with the old token'), state: cur!.state }, result: 'ok' };
         });
         expect([outcome, calls]).toEqual(['unauthorized', 2]);
-        const after = (await store.get('ep-1'))!;
+        const after = (await store.endpoints.get('ep-1'))!;
         expect([after.version, after.record.meta.message.content]).toEqual([0, initialRecord().meta.message.content]);
       });
     });
@@ -367,23 +367,23 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when the row changes under every attempt, then update takes the row lock and commits once', async () => {
       await withEndpoint('t', async (store) => {
         let calls = 0;
-        await store.update('ep-1', (cur) => {
+        await store.endpoints.update('ep-1', (cur) => {
           // The first three attempts lose their race; the fourth runs under the row lock (a change
           // from elsewhere would now wait for it, so none is made).
           if (++calls <= 3) commitElsewhere("UPDATE endpoints SET version = version + 1 WHERE id = 'ep-1'");
           return { write: { record: withContent(cur!, `call ${calls}`), state: cur!.state }, result: undefined };
         });
         expect(calls).toBe(4);
-        const after = (await store.get('ep-1'))!;
+        const after = (await store.endpoints.get('ep-1'))!;
         expect([after.version, after.record.meta.message.content]).toEqual([4, 'call 4']);
-        expect((await store.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([4]);
+        expect((await store.changes.eventsSince('ep-1', 0, 10)).map((e) => e.version)).toEqual([4]);
       });
     });
 
     it('when a write queues deliveries, then they are queued with it, and a lost race queues none', async () => {
       await withEndpoint('t', async (store) => {
         let calls = 0;
-        await store.update('ep-1', (cur) => {
+        await store.endpoints.update('ep-1', (cur) => {
           if (++calls === 1) commitElsewhere("UPDATE endpoints SET version = version + 1 WHERE id = 'ep-1'");
           const deliveries = (['chat_a', 'chat_b'] as const).map((platform) => ({
             platform,
@@ -393,7 +393,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
           }));
           return { write: { record: cur!.record, state: pendingState(1, 1000), deliveries }, result: undefined };
         });
-        const queued = await store.claimDeliveries(2000, 60_000, 10);
+        const queued = await store.deliveries.claim(2000, 60_000, 10);
         expect(queued.map((d) => d.url).sort()).toEqual(['https://h.example/2/chat_a', 'https://h.example/2/chat_b']);
       });
     });
@@ -404,18 +404,18 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const a = await fresh();
       const b = await PostgresEndpointStore.open({ connectionString: db.url });
       try {
-        await a.create('ep-1', hashToken('t'), initialRecord());
+        await a.endpoints.create('ep-1', hashToken('t'), initialRecord());
         const words = Array.from({ length: 400 }, (_, i) => `w${i}`);
         await Promise.all(
           words.map((word, i) =>
-            (i % 2 ? a : b).update('ep-1', (cur) => {
+            (i % 2 ? a : b).endpoints.update('ep-1', (cur) => {
               const record = structuredClone(cur!.record);
               record.config.blacklist.push(word);
               return { write: { record, state: cur!.state }, result: undefined };
             }),
           ),
         );
-        expect(new Set((await b.get('ep-1'))!.record.config.blacklist)).toEqual(new Set(words));
+        expect(new Set((await b.endpoints.get('ep-1'))!.record.config.blacklist)).toEqual(new Set(words));
       } finally {
         await a.close();
         await b.close();
@@ -427,8 +427,8 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const b = await PostgresEndpointStore.open({ connectionString: db.url });
       try {
         for (let i = 0; i < 30; i++) {
-          await a.create(`ep-${i}`, hashToken('t'), initialRecord());
-          await a.update(`ep-${i}`, (cur) => ({
+          await a.endpoints.create(`ep-${i}`, hashToken('t'), initialRecord());
+          await a.endpoints.update(`ep-${i}`, (cur) => ({
             write: {
               record: cur!.record,
               state: pendingState(1, 1000),
@@ -442,7 +442,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
             result: undefined,
           }));
         }
-        const batches = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).claimDeliveries(2000, 60_000, 7)));
+        const batches = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).deliveries.claim(2000, 60_000, 7)));
         const ids = batches.flat().map((d) => d.id);
         expect(ids).toHaveLength(60);
         expect(new Set(ids).size).toBe(60);
@@ -456,7 +456,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const a = await fresh();
       const b = await PostgresEndpointStore.open({ connectionString: db.url });
       const pend = (seq: number) =>
-        a.update('ep-1', (cur) => ({
+        a.endpoints.update('ep-1', (cur) => ({
           write: {
             record: cur!.record,
             state: pendingState(seq, 1000),
@@ -470,13 +470,13 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
           result: undefined,
         }));
       try {
-        await a.create('ep-1', hashToken('t'), initialRecord());
+        await a.endpoints.create('ep-1', hashToken('t'), initialRecord());
         for (let seq = 1; seq <= 40; seq++) {
           await pend(seq);
-          const claimed = await b.claimDeliveries(2000, 60_000, 10);
+          const claimed = await b.deliveries.claim(2000, 60_000, 10);
           expect(claimed).toHaveLength(2);
           const outcomes = await Promise.allSettled([
-            ...claimed.map((d) => b.completeDelivery(d, (cur, stillQueued) => ({ result: stillQueued && cur?.state.seq === d.seq }))),
+            ...claimed.map((d) => b.deliveries.complete(d, (cur, stillQueued) => ({ result: stillQueued && cur?.state.seq === d.seq }))),
             pend(seq + 1000),
           ]);
           expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
@@ -484,7 +484,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
           // (a newer message drops no older entry: each is removed once delivered).
           const { rows } = await admin.query('SELECT DISTINCT message_seq::int FROM outbox');
           expect(rows).toEqual([{ message_seq: seq + 1000 }]);
-          await a.update('ep-1', (cur) => ({
+          await a.endpoints.update('ep-1', (cur) => ({
             write: { record: cur!.record, state: { seq, pendingSince: null, queue: [] } },
             result: undefined,
           }));
@@ -511,7 +511,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       }
     };
     const change = (store: PostgresEndpointStore, word: string) =>
-      store.update('ep-1', (cur) => {
+      store.endpoints.update('ep-1', (cur) => {
         const record = structuredClone(cur!.record);
         record.config.blacklist.push(word);
         return { write: { record, state: cur!.state }, result: undefined };
@@ -520,16 +520,16 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when one instance commits a change, then the feed of another instance hears its version', async () => {
       const a = await fresh();
       const b = await PostgresEndpointStore.open({ connectionString: db.url });
-      const feed = await b.openChangeFeed();
+      const feed = await b.changes.openFeed();
       try {
-        await a.create('ep-1', hashToken('t'), initialRecord());
+        await a.endpoints.create('ep-1', hashToken('t'), initialRecord());
         const heard = listen(feed, 'ep-1');
         await change(a, 'x');
         await change(b, 'y');
         await until('two notices', () => heard.length >= 2);
         expect(heard).toEqual([1, 2]);
         // The notice carries no record: a NOTIFY payload is the ID and the version only.
-        expect((await b.eventsSince('ep-1', 0, 10)).map((e) => e.record.config.blacklist)).toEqual([['x'], ['x', 'y']]);
+        expect((await b.changes.eventsSince('ep-1', 0, 10)).map((e) => e.record.config.blacklist)).toEqual([['x'], ['x', 'y']]);
       } finally {
         await feed.close();
         await a.close();
@@ -539,9 +539,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when a transaction that notified rolls back, then nothing is heard', async () => {
       const store = await fresh();
-      const feed = await store.openChangeFeed();
+      const feed = await store.changes.openFeed();
       try {
-        await store.create('ep-1', hashToken('t'), initialRecord());
+        await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
         const heard = listen(feed, 'ep-1');
         // Written (and notified) inside a transaction that then fails.
         await admin.query('BEGIN');
@@ -559,9 +559,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when the LISTEN connection is killed, then the feed reconnects, tells every subscriber to look again, and hears later changes', async () => {
       const store = await fresh();
       const errors: Error[] = [];
-      const feed = await store.openChangeFeed({ onError: (err) => errors.push(err) });
+      const feed = await store.changes.openFeed({ onError: (err) => errors.push(err) });
       try {
-        await store.create('ep-1', hashToken('t'), initialRecord());
+        await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
         const heard = listen(feed, 'ep-1');
         await change(store, 'x');
         await until('the first notice', () => heard.length >= 1);
@@ -583,7 +583,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when the feed is closed, then its connection is gone', async () => {
       const store = await fresh();
-      const feed = await store.openChangeFeed();
+      const feed = await store.changes.openFeed();
       const listeners = async () =>
         (
           await admin.query(
@@ -604,12 +604,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when many reads run at once, then each gets its own endpoint (or none), duplicates included', async () => {
       const store = await fresh();
       for (let i = 0; i < 30; i++)
-        await store.create(`ep-${i}`, hashToken(`t${i}`), {
+        await store.endpoints.create(`ep-${i}`, hashToken(`t${i}`), {
           ...initialRecord(),
           config: { ...initialRecord().config, blacklist: [`w${i}`] },
         });
       const ids = [...Array.from({ length: 40 }, (_, i) => `ep-${i}`), 'ep-3', 'ep-3', 'missing'];
-      const read = await Promise.all(ids.map((id) => store.get(id)));
+      const read = await Promise.all(ids.map((id) => store.endpoints.get(id)));
       ids.forEach((id, i) => {
         const n = Number(id.slice(3));
         if (id.startsWith('ep-') && n < 30) {
@@ -622,11 +622,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when a write commits, then a read started afterwards sees it, even in the same turn as other reads', async () => {
       const store = await fresh();
-      await store.create('ep-1', hashToken('t'), initialRecord());
-      await store.create('ep-2', hashToken('t'), initialRecord());
+      await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
+      await store.endpoints.create('ep-2', hashToken('t'), initialRecord());
       const record = { ...initialRecord(), config: { ...initialRecord().config, blacklist: ['new'] } };
-      await store.update('ep-1', (cur) => ({ write: { record, state: cur!.state }, result: undefined }));
-      const [one, two] = await Promise.all([store.get('ep-1'), store.get('ep-2')]);
+      await store.endpoints.update('ep-1', (cur) => ({ write: { record, state: cur!.state }, result: undefined }));
+      const [one, two] = await Promise.all([store.endpoints.get('ep-1'), store.endpoints.get('ep-2')]);
       expect([one!.version, one!.record.config.blacklist, two!.version]).toEqual([1, ['new'], 0]);
       await store.close();
     });
@@ -659,12 +659,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when updates of several endpoints run at once, then each commits as alone would: row, event, outbox, notice', async () => {
       const store = await fresh();
       const ids = ['ep-a', 'ep-b', 'ep-c', 'ep-d'];
-      for (const id of ids) await store.create(id, hashToken(`t-${id}`), initialRecord());
-      await store.update('ep-d', (cur) => ({
+      for (const id of ids) await store.endpoints.create(id, hashToken(`t-${id}`), initialRecord());
+      await store.endpoints.update('ep-d', (cur) => ({
         write: { record: cur!.record, state: pendingState(1, 500), deliveries: [draft('chat_a')] },
         result: 0,
       }));
-      const feed = await store.openChangeFeed();
+      const feed = await store.changes.openFeed();
       const heard: string[] = [];
       for (const id of ids) feed.subscribe(id, (version) => version !== undefined && heard.push(`${id}:${version}`));
       // Which statements the store sends (the batch must go as writeMany).
@@ -672,18 +672,18 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
       const { result: results, sent: queried } = await sentDuring(() =>
         Promise.all([
           ...['ep-a', 'ep-b', 'ep-c'].map((id) =>
-            store.update(id, (_cur) => ({
+            store.endpoints.update(id, (_cur) => ({
               write: { record: record(id), state: pendingState(1, 1000), deliveries: [draft('chat_a'), draft('chat_b')] },
               result: id,
             })),
           ),
           // ep-d goes idle: its queued delivery is dropped.
-          store.update('ep-d', (_cur) => ({
+          store.endpoints.update('ep-d', (_cur) => ({
             write: { record: record('idle'), state: { seq: 1, pendingSince: null, queue: [] } },
             result: 'ep-d',
           })),
           // A second update of ep-a in the same turn: decided on the same row, it is decided again.
-          store.update('ep-a', (cur) => ({
+          store.endpoints.update('ep-a', (cur) => ({
             write: { record: record(`${cur!.record.config.blacklist[0] ?? 'none'}+again`), state: cur!.state },
             result: 'again',
           })),
@@ -731,9 +731,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when the writes of a turn name each endpoint once, then they commit as one statement, without BEGIN and COMMIT', async () => {
       const store = await fresh();
       const ids = ['ep-a', 'ep-b', 'ep-c'];
-      for (const id of ids) await store.create(id, hashToken('t'), initialRecord());
+      for (const id of ids) await store.endpoints.create(id, hashToken('t'), initialRecord());
       const { sent } = await sentDuring(() =>
-        Promise.all(ids.map((id) => store.update(id, (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: id })))),
+        Promise.all(
+          ids.map((id) => store.endpoints.update(id, (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: id }))),
+        ),
       );
       expect(sent.filter((q) => q !== 'chatbridge.getMany' && q !== 'chatbridge.get')).toEqual(['chatbridge.writeMany']);
       const rows = (await admin.query('SELECT id, version FROM endpoints ORDER BY id')).rows;
@@ -747,11 +749,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when one write of a turn fails, then only that update fails and the others commit', async () => {
       const store = await fresh();
-      for (const id of ['ep-a', 'ep-b']) await store.create(id, hashToken('t'), initialRecord());
+      for (const id of ['ep-a', 'ep-b']) await store.endpoints.create(id, hashToken('t'), initialRecord());
       const results = await Promise.allSettled([
-        store.update('ep-a', (cur) => ({ write: { record: cur!.record, state: pendingState(1, 1000) }, result: 'a' })),
+        store.endpoints.update('ep-a', (cur) => ({ write: { record: cur!.record, state: pendingState(1, 1000) }, result: 'a' })),
         // A delivery without a URL breaks the outbox's NOT NULL constraint.
-        store.update('ep-b', (cur) => ({
+        store.endpoints.update('ep-b', (cur) => ({
           write: {
             record: cur!.record,
             state: pendingState(1, 1000),
@@ -774,9 +776,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('stores the token only as a digest', async () => {
       const store = await fresh();
       const token = 'cbt_super-secret-token-0123456789';
-      await store.create('ep-1', hashToken(token), initialRecord());
+      await store.endpoints.create('ep-1', hashToken(token), initialRecord());
       // A plain Uint8Array (not a Buffer) is stored the same way.
-      expect(await store.setTokenHash('ep-1', new Uint8Array(hashToken(token)))).toBe(true);
+      expect(await store.endpoints.setTokenHash('ep-1', new Uint8Array(hashToken(token)))).toBe(true);
       await store.close();
       const { rows } = await admin.query("SELECT token_hash, row_to_json(e)::text AS everything FROM endpoints e WHERE id = 'ep-1'");
       expect(rows[0].token_hash).toEqual(hashToken(token));
@@ -789,12 +791,12 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when a record is written, then it reads back with its keys in the order written, byte for byte', async () => {
       const store = await fresh();
-      await store.create('ep-1', hashToken('t'), initialRecord());
+      await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
       // Keys in an order jsonb would not keep (it sorts by length, then bytes).
       const reordered = { meta: initialRecord().meta, config: initialRecord().config } as EndpointRecord;
       reordered.config.blacklist = ['ünïcödé', 'emoji 🎉', 'quote " backslash \\'];
-      await store.update('ep-1', (cur) => ({ write: { record: reordered, state: cur!.state }, result: undefined }));
-      expect(JSON.stringify((await store.get('ep-1'))!.record)).toBe(JSON.stringify(reordered));
+      await store.endpoints.update('ep-1', (cur) => ({ write: { record: reordered, state: cur!.state }, result: undefined }));
+      expect(JSON.stringify((await store.endpoints.get('ep-1'))!.record)).toBe(JSON.stringify(reordered));
       const { rows } = await admin.query("SELECT record FROM endpoints WHERE id = 'ep-1'");
       expect(rows[0].record).toBe(JSON.stringify(reordered));
       await store.close();
@@ -803,8 +805,8 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
     it('when times are real epoch milliseconds, then they come back as the same JavaScript numbers', async () => {
       const store = await fresh();
       const now = Date.now();
-      await store.create('ep-1', hashToken('t'), initialRecord());
-      await store.update('ep-1', (cur) => ({
+      await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
+      await store.endpoints.update('ep-1', (cur) => ({
         write: {
           record: cur!.record,
           state: pendingState(7, now),
@@ -812,22 +814,22 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         },
         result: undefined,
       }));
-      expect((await store.get('ep-1'))!.state).toEqual(pendingState(7, now));
-      const [d] = await store.claimDeliveries(now, 1000, 10);
+      expect((await store.endpoints.get('ep-1'))!.state).toEqual(pendingState(7, now));
+      const [d] = await store.deliveries.claim(now, 1000, 10);
       expect(d).toMatchObject({ seq: 7, expiresAt: now + 30_000, attempts: 1 });
       expect(typeof d!.id).toBe('number');
-      expect(await store.countDeliveries()).toBe(1);
-      expect(await store.listExpired(now + 1, 10)).toEqual(['ep-1']);
+      expect(await store.deliveries.count()).toBe(1);
+      expect(await store.endpoints.listExpired(now + 1, 10)).toEqual(['ep-1']);
       await store.close();
     });
 
     it('lists IDs in byte order, as SQLite does, whatever the database collation', async () => {
       const store = await fresh();
       const ids = ['b', 'B', 'a-2', 'a_1', 'a1', 'A'];
-      for (const id of ids) await store.create(id, hashToken(id), initialRecord());
+      for (const id of ids) await store.endpoints.create(id, hashToken(id), initialRecord());
       const bytewise = [...ids].sort();
-      expect(await store.listIds(undefined, 10)).toEqual(bytewise);
-      expect(await store.listIds('a-2', 10)).toEqual(bytewise.slice(bytewise.indexOf('a-2') + 1));
+      expect(await store.endpoints.listIds(undefined, 10)).toEqual(bytewise);
+      expect(await store.endpoints.listIds('a-2', 10)).toEqual(bytewise.slice(bytewise.indexOf('a-2') + 1));
       await store.close();
     });
   });
@@ -861,7 +863,7 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when a row stays locked past the statement timeout, then update rejects and the store keeps working', async () => {
       const store = await fresh({ statementTimeoutMs: 300 });
-      await store.create('ep-1', hashToken('t'), initialRecord());
+      await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
       const holder = new pg.Client({ connectionString: db.url });
       await holder.connect();
       try {
@@ -869,10 +871,10 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         await holder.query("SELECT 1 FROM endpoints WHERE id = 'ep-1' FOR UPDATE");
         const started = Date.now();
         const rewrite = (cur: StoredEndpoint | undefined) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined });
-        await expect(store.update('ep-1', rewrite)).rejects.toMatchObject({ code: '57014' });
+        await expect(store.endpoints.update('ep-1', rewrite)).rejects.toMatchObject({ code: '57014' });
         expect(Date.now() - started).toBeLessThan(2000);
         await holder.query('ROLLBACK');
-        expect(await store.update('ep-1', (cur) => ({ result: cur!.state.seq }))).toBe(0);
+        expect(await store.endpoints.update('ep-1', (cur) => ({ result: cur!.state.seq }))).toBe(0);
       } finally {
         await holder.end();
         await store.close();
@@ -881,21 +883,21 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when the connection of a transaction is terminated mid-way, then the call rejects, the process lives on and the store keeps working', async () => {
       const store = await fresh({ statementTimeoutMs: 10_000 });
-      await store.create('ep-1', hashToken('t'), initialRecord());
+      await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
       const delivery = { platform: 'chat_a' as const, url: 'https://hooks.example.com/a', payload: '{}', expiresAt: Date.now() + 60_000 };
-      await store.update('ep-1', (cur) => ({
+      await store.endpoints.update('ep-1', (cur) => ({
         write: { record: cur!.record, state: pendingState(1, 1000), deliveries: [delivery] },
         result: undefined,
       }));
-      const [claimed] = await store.claimDeliveries(Date.now(), 60_000, 1);
+      const [claimed] = await store.deliveries.claim(Date.now(), 60_000, 1);
       const holder = new pg.Client({ connectionString: db.url });
       await holder.connect();
       try {
         await holder.query('BEGIN');
         await holder.query("SELECT 1 FROM endpoints WHERE id = 'ep-1' FOR UPDATE");
         // completeDelivery runs BEGIN ... COMMIT on a checked-out connection, and waits there for the row lock.
-        const completing = store
-          .completeDelivery(claimed!, () => ({ result: undefined }))
+        const completing = store.deliveries
+          .complete(claimed!, () => ({ result: undefined }))
           .then(
             () => 'completed',
             (e: Error) => e.message,
@@ -911,8 +913,8 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         await admin.query('SELECT pg_terminate_backend($1)', [waiting[0]!.pid]);
         expect(await completing).toMatch(/terminat/i);
         await holder.query('ROLLBACK');
-        expect(await store.update('ep-1', (cur) => ({ result: cur!.state.seq }))).toBe(1);
-        expect(await store.countDeliveries()).toBe(1); // rolled back: the delivery is still queued
+        expect(await store.endpoints.update('ep-1', (cur) => ({ result: cur!.state.seq }))).toBe(1);
+        expect(await store.deliveries.count()).toBe(1); // rolled back: the delivery is still queued
       } finally {
         await holder.end();
         await store.close();
@@ -921,14 +923,14 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it("when one lane's claim fails, then the other lane's claim is undone too: nothing stays leased unsent", async () => {
       const store = await fresh();
-      await store.create('ep-1', hashToken('t'), initialRecord());
+      await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
       const queued = (platform: 'chat_a' | 'chat_b') => ({
         platform,
         url: `https://hooks.example.com/${platform}`,
         payload: '{}',
         expiresAt: Date.now() + 60_000,
       });
-      await store.update('ep-1', (cur) => ({
+      await store.endpoints.update('ep-1', (cur) => ({
         write: { record: cur!.record, state: pendingState(1, 1000), deliveries: [queued('chat_a'), queued('chat_b')] },
         result: undefined,
       }));
@@ -940,11 +942,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
         return (original as (...a: unknown[]) => unknown).apply(this, args);
       } as typeof original;
       try {
-        await expect(store.claimDeliveries(Date.now(), 60_000, { chat_a: 5, chat_b: 5 })).rejects.toThrow('the second lane failed');
+        await expect(store.deliveries.claim(Date.now(), 60_000, { chat_a: 5, chat_b: 5 })).rejects.toThrow('the second lane failed');
       } finally {
         pg.Client.prototype.query = original;
       }
-      const claimed = await store.claimDeliveries(Date.now(), 60_000, { chat_a: 5, chat_b: 5 });
+      const claimed = await store.deliveries.claim(Date.now(), 60_000, { chat_a: 5, chat_b: 5 });
       expect(claimed.map((d) => [d.platform, d.attempts]).sort()).toEqual([
         ['chat_a', 1],
         ['chat_b', 1],
@@ -954,14 +956,14 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
     it('when every pooled connection stays busy past the acquire timeout, then the next call rejects', async () => {
       const store = await fresh({ poolSize: 1, acquireTimeoutMs: 300, statementTimeoutMs: 3000 });
-      await store.create('ep-1', hashToken('t'), initialRecord());
+      await store.endpoints.create('ep-1', hashToken('t'), initialRecord());
       const holder = new pg.Client({ connectionString: db.url });
       await holder.connect();
       try {
         await holder.query('BEGIN');
         await holder.query("SELECT 1 FROM endpoints WHERE id = 'ep-1' FOR UPDATE");
         // Its write waits for the row lock, holding the only connection.
-        const stuck = store.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
+        const stuck = store.endpoints.update('ep-1', (cur) => ({ write: { record: cur!.record, state: cur!.state }, result: undefined }));
         const waitingForLock = async () =>
           (
             await admin.query(

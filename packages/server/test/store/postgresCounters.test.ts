@@ -3,8 +3,10 @@
 import pg from 'pg';
 import { RateLimiterPostgres, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresCounters, type WindowLimiter } from '../../src/store/postgresCounters.ts';
-import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
+import type { WindowLimiter } from '../../src/store/counters.ts';
+import { PostgresCounters } from '../../src/store/postgres/counters.ts';
+import { migrate } from '../../src/store/postgres/store.ts';
+import { createScratchDatabase, type ScratchDatabase, withClient } from '../store/pgScratch.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 
@@ -13,6 +15,7 @@ describe.runIf(!!DATABASE_URL)('PostgresCounters', () => {
   let pool: pg.Pool;
   beforeAll(async () => {
     db = await createScratchDatabase(DATABASE_URL!);
+    await withClient(db.url, (c) => migrate(c)); // the counters' table is the schema's
     pool = new pg.Pool({ connectionString: db.url, max: 4 });
     // The scratch database is dropped with FORCE at the end: an idle client told so must not be an uncaught error.
     pool.on('error', () => undefined);
@@ -30,9 +33,10 @@ describe.runIf(!!DATABASE_URL)('PostgresCounters', () => {
       );
     });
   const open = async (keyPrefix: string): Promise<WindowLimiter> => {
-    const counters = await PostgresCounters.open(pool);
+    const counters = new PostgresCounters(pool);
+    const limiter = counters.limiter({ keyPrefix, points: 3, duration: 60 });
     counters.close();
-    return counters.limiter({ keyPrefix, points: 3, duration: 60 });
+    return limiter;
   };
 
   /** The names of the statements the limiters send while `work` runs. */
@@ -83,18 +87,18 @@ describe.runIf(!!DATABASE_URL)('PostgresCounters', () => {
 
   it('when the database fails a counter write, then the insurance limiter answers instead', async () => {
     const broken = new pg.Pool({ connectionString: db.url, max: 1 });
-    const counters = await PostgresCounters.open(broken);
-    counters.close();
     const insurance = { consume: async () => new RateLimiterRes(7, 1000, 1, true) };
-    const limiter = counters.limiter({ keyPrefix: 'insured', points: 3, duration: 60, insurance });
+    const counters = new PostgresCounters(broken, { insurance: () => insurance });
+    const limiter = counters.limiter({ keyPrefix: 'insured', points: 3, duration: 60 });
+    counters.close();
     await broken.end(); // every later query fails
     expect((await limiter.consume('k')).remainingPoints).toBe(7);
   });
 
   it('when rows expired more than an hour ago, then a sweep deletes them and keeps the live ones', async () => {
-    const counters = await PostgresCounters.open(pool);
-    counters.close();
+    const counters = new PostgresCounters(pool);
     await consumeAll(counters.limiter({ keyPrefix: 'sweep', points: 3, duration: 60 }), ['live', 'old']);
+    counters.close();
     await pool.query(`UPDATE rate_limits SET expire = $1 WHERE key = 'sweep:old'`, [Date.now() - 2 * 3_600_000]);
     await counters.sweep();
     const { rows } = await pool.query<{ key: string }>(`SELECT key FROM rate_limits WHERE key LIKE 'sweep:%' ORDER BY key`);

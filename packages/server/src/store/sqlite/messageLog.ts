@@ -1,5 +1,6 @@
-// The message log on SQLite: the `messages` table, its migration, the writes a decision carries
-// (applied by the endpoint adapter inside its transaction) and the reads and sweep of the port.
+// The message log on SQLite: the writes a decision carries
+// (applied by the endpoint adapter inside its transaction) and the reads and sweep of the port. The
+// table is migration 0007.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { MESSAGE_RETENTION, type MessageLogWrite, PLATFORM_BITS } from '../../domain/messageQueue.ts';
 import type { Platform } from '../../domain/record.ts';
@@ -7,43 +8,6 @@ import { type LoggedMessage, type MessageLog, type MessageRow, toLoggedMessage }
 
 /** The bit of an outbox entry's platform, in SQL (only webhook platforms have outbox entries). */
 const OUTBOX_BIT = `(CASE platform WHEN 'chat_a' THEN ${PLATFORM_BITS.chat_a} WHEN 'chat_b' THEN ${PLATFORM_BITS.chat_b} ELSE 0 END)`;
-
-/**
- * The log, and each endpoint's queue summary beside its row. A message pending under the one-message
- * model becomes the first entry of its endpoint's log and queue, unread by the platforms whose read
- * flag was false, so nothing accepted before the upgrade is lost. Webhook claims take the oldest entry
- * of each webhook only (outbox_webhook keeps that a key lookup).
- */
-export const MESSAGE_LOG_MIGRATION = `
-  CREATE TABLE messages (
-    endpoint_id TEXT NOT NULL REFERENCES endpoints (id) ON DELETE CASCADE,
-    number INTEGER NOT NULL,
-    sender TEXT,
-    sender_channel TEXT,
-    message TEXT NOT NULL,
-    unread INTEGER NOT NULL,
-    expired INTEGER NOT NULL DEFAULT 0,
-    created_at INTEGER NOT NULL,
-    PRIMARY KEY (endpoint_id, number)
-  ) STRICT;
-  CREATE INDEX messages_read_age ON messages (created_at) WHERE unread = 0;
-  CREATE INDEX outbox_webhook ON outbox (endpoint_id, platform, url, id);
-  ALTER TABLE endpoints ADD COLUMN queue TEXT NOT NULL DEFAULT '[]';
-  INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, created_at)
-    SELECT id, message_seq, json_extract(record, '$.meta.sender'), json_extract(record, '$.meta."sender-channel"'),
-           json_extract(record, '$.meta.message'),
-           (CASE WHEN json_extract(record, '$.meta.read.chat_a') THEN 0 ELSE ${PLATFORM_BITS.chat_a} END) |
-           (CASE WHEN json_extract(record, '$.meta.read.chat_b') THEN 0 ELSE ${PLATFORM_BITS.chat_b} END) |
-           (CASE WHEN json_extract(record, '$.meta.read.chat_c') THEN 0 ELSE ${PLATFORM_BITS.chat_c} END) |
-           (CASE WHEN json_extract(record, '$.meta.read.chat_d') THEN 0 ELSE ${PLATFORM_BITS.chat_d} END),
-           pending_since
-    FROM endpoints WHERE pending_since IS NOT NULL;
-  UPDATE endpoints SET queue = (
-      SELECT json_array(json_object('n', m.number, 'u', m.unread, 'at', m.created_at, 'b', length(CAST(m.message AS BLOB)), 's', m.sender))
-      FROM messages m WHERE m.endpoint_id = endpoints.id AND m.number = endpoints.message_seq AND m.unread <> 0)
-    WHERE pending_since IS NOT NULL
-      AND EXISTS (SELECT 1 FROM messages m WHERE m.endpoint_id = endpoints.id AND m.number = endpoints.message_seq AND m.unread <> 0);
-  UPDATE endpoints SET pending_since = NULL WHERE queue = '[]';`;
 
 /** Rows deleted per statement by the sweep (a few milliseconds each). */
 const PRUNE_BATCH = 1_000;

@@ -1,17 +1,11 @@
 // The lookup index's rows of one record: (platform, channel, bridge) for every element of its
 // `config.channels` lists. Both adapters write them in the same transaction as the record, so a
 // lookup never sees an index behind the records.
-import { type EndpointRecord, type Platform, PLATFORMS } from '../domain/record.ts';
+import { type EndpointRecord, type Platform, PLATFORMS } from '../../domain/record.ts';
 
 export interface ChannelEntry {
   platform: Platform;
   channel: string;
-  bridge: number;
-}
-
-/** An endpoint that has the channel looked up, at position `bridge` of its platform's list. */
-export interface ChannelMatch {
-  endpoint: string;
   bridge: number;
 }
 

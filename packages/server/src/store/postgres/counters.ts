@@ -1,31 +1,21 @@
 // Fixed-window counters in the shared PostgreSQL database, for the rate limits of several instances.
 // rate-limiter-flexible's PostgreSQL limiter writes a counter (an upsert, a round trip) per request;
 // here the counter writes of one event-loop turn go to PostgreSQL as one statement, whatever their
-// keys and limits. The table is the library's (`key`, `points`, `expire` in epoch ms), and so are the
-// answers: a RateLimiterRes, resolved within the limit and rejected past it, as its limiter gives.
+// keys and limits. The table (migration 0003) is the library's (`key`, `points`, `expire` in epoch
+// ms), and so are the answers: a RateLimiterRes, resolved within the limit and rejected past it, as
+// its limiter gives.
 //
 // Each caller gets the answer it would have had alone, in order: callers of one key in one turn see
 // the counter as it stood after their own points (the statement adds all of them at once). Keys are
 // locked in sorted order, so two instances' batches cannot deadlock.
-import pg from 'pg';
+//
+// The counters share the store's pool. A counter write that has not answered within
+// COUNTER_TIMEOUT_MS (the database down or too slow, the pool busy) is answered by an in-memory
+// limiter instead, so a request goes on to the store, whose own timeouts answer it 503.
+import type pg from 'pg';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-
-/** What the rate limits ask of a limiter: rate-limiter-flexible's `consume`, one point at a time. */
-export interface WindowLimiter {
-  /** Resolves while the key's window holds at most the limit's points; rejects with a RateLimiterRes past it. */
-  consume(key: string): Promise<RateLimiterRes>;
-}
-
-export interface WindowLimit {
-  /** Keys of this limit are stored as `keyPrefix:key`. */
-  keyPrefix: string;
-  /** Points a key may consume per window. */
-  points: number;
-  /** The window, in seconds. */
-  duration: number;
-  /** Answers instead of the database when a counter write fails (the database down or too slow). */
-  insurance?: WindowLimiter;
-}
+import type { Counters, WindowLimit, WindowLimiter } from '../counters.ts';
+import { memoryLimiter } from '../memoryCounters.ts';
 
 interface CounterRow {
   key: string;
@@ -43,45 +33,32 @@ interface PendingWrite {
 const SWEEP_EVERY_MS = 5 * 60_000;
 const SWEEP_AFTER_MS = 60 * 60_000;
 
-/** The table's name is ours, never input: a plain identifier. */
-const TABLE_NAME = /^[a-z_][a-z0-9_]*$/;
+/** How long a shared counter may take (queue, connect or statement) before the in-memory insurance counts. */
+const COUNTER_TIMEOUT_MS = 1000;
 
-export class PostgresCounters {
+export interface PostgresCountersOptions {
+  /** The limiter that answers when a counter write fails; default: one in this process's memory. */
+  insurance?: (limit: WindowLimit) => WindowLimiter;
+}
+
+export class PostgresCounters implements Counters {
   /** Counter writes of this turn, by the window they open (ms): one statement per window length. */
   private pending = new Map<number, PendingWrite[]>();
   private sweeper: NodeJS.Timeout | undefined;
 
   private readonly pool: pg.Pool;
-  private readonly table: string;
+  private readonly insurance: (limit: WindowLimit) => WindowLimiter;
 
-  private constructor(pool: pg.Pool, table: string) {
+  constructor(pool: pg.Pool, options: PostgresCountersOptions = {}) {
     this.pool = pool;
-    this.table = table;
+    this.insurance = options.insurance ?? memoryLimiter;
   }
 
-  /** Creates the table if it does not exist yet, and starts deleting expired rows now and then. */
-  static async open(pool: pg.Pool, table = 'rate_limits'): Promise<PostgresCounters> {
-    if (!TABLE_NAME.test(table)) throw new Error(`not a table name: ${table}`);
-    const statement = `CREATE TABLE IF NOT EXISTS ${table} (key varchar(255) PRIMARY KEY, points integer NOT NULL DEFAULT 0, expire bigint)`;
-    // Instances starting together can collide on the catalog even with IF NOT EXISTS (a unique
-    // violation on pg_type): the table then exists, made by another. Other failures are retried.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await pool.query(statement);
-        break;
-      } catch (error) {
-        if ((error as { code?: string }).code === '23505') break;
-        if (attempt >= 3) throw error;
-      }
-    }
-    const counters = new PostgresCounters(pool, table);
-    counters.sweeper = setInterval(() => void counters.sweep().catch(() => undefined), SWEEP_EVERY_MS).unref();
-    return counters;
-  }
-
-  /** A limiter over these counters. */
+  /** A limiter over these counters; the first starts deleting expired rows now and then. */
   limiter(limit: WindowLimit): WindowLimiter {
+    this.sweeper ??= setInterval(() => void this.sweep().catch(() => undefined), SWEEP_EVERY_MS).unref();
     const msDuration = limit.duration * 1000;
+    const insurance = this.insurance(limit);
     return {
       consume: (key) =>
         this.add(`${limit.keyPrefix}:${key}`, msDuration).then(
@@ -90,12 +67,12 @@ export class PostgresCounters {
             if (res.consumedPoints > limit.points) throw res;
             return res;
           },
-          (error: unknown) => (limit.insurance ? limit.insurance.consume(key) : Promise.reject(error)),
+          () => insurance.consume(key),
         ),
     };
   }
 
-  /** Stops the sweeping; the pool is its owner's to end. */
+  /** Stops the sweeping; the pool is the store's to end. */
   close(): void {
     clearInterval(this.sweeper);
   }
@@ -104,7 +81,7 @@ export class PostgresCounters {
   async sweep(now = Date.now()): Promise<void> {
     await this.pool.query({
       name: 'chatbridge-counters-sweep',
-      text: `DELETE FROM ${this.table} WHERE expire < $1`,
+      text: 'DELETE FROM rate_limits WHERE expire < $1',
       values: [now - SWEEP_AFTER_MS],
     });
   }
@@ -132,23 +109,31 @@ export class PostgresCounters {
     for (const w of writes) totals.set(w.key, (totals.get(w.key) ?? 0) + 1);
     const keys = [...totals.keys()].sort();
     const now = Date.now();
-    const table = this.table;
+    // Past the deadline the callers hear from the insurance; a late answer then settles nothing.
+    const deadline = setTimeout(() => {
+      const late = new Error(`the rate-limit counters did not answer within ${COUNTER_TIMEOUT_MS} ms`);
+      for (const w of writes) w.reject(late);
+    }, COUNTER_TIMEOUT_MS);
     let rows: CounterRow[];
     try {
-      // A counter past its expiry starts again.
+      // A counter past its expiry starts again. query_timeout: a connection whose statement hangs is
+      // discarded rather than kept busy.
       ({ rows } = await this.pool.query<CounterRow>({
         name: 'chatbridge-upsert-batch',
-        text: `INSERT INTO ${table} (key, points, expire)
+        text: `INSERT INTO rate_limits (key, points, expire)
                  SELECT k, p, $3 FROM unnest($1::varchar[], $2::int[]) AS t (k, p)
                ON CONFLICT (key) DO UPDATE SET
-                 points = CASE WHEN ${table}.expire <= $4 THEN EXCLUDED.points ELSE ${table}.points + EXCLUDED.points END,
-                 expire = CASE WHEN ${table}.expire <= $4 THEN EXCLUDED.expire ELSE ${table}.expire END
+                 points = CASE WHEN rate_limits.expire <= $4 THEN EXCLUDED.points ELSE rate_limits.points + EXCLUDED.points END,
+                 expire = CASE WHEN rate_limits.expire <= $4 THEN EXCLUDED.expire ELSE rate_limits.expire END
                RETURNING key, points, expire`,
         values: [keys, keys.map((k) => totals.get(k)!), now + msDuration, now],
-      }));
+        query_timeout: COUNTER_TIMEOUT_MS,
+      } as pg.QueryConfig));
     } catch (error) {
       for (const w of writes) w.reject(error);
       return;
+    } finally {
+      clearTimeout(deadline);
     }
     const byKey = new Map(rows.map((r) => [r.key, r]));
     // Each caller sees the counter less the points of the callers of its key after it.
@@ -171,44 +156,4 @@ export class PostgresCounters {
 function answer(row: { points: number; expire: number }, limit: number): RateLimiterRes {
   const isFirstInDuration = row.points === 1;
   return new RateLimiterRes(Math.max(limit - row.points, 0), Math.max(row.expire - Date.now(), 0), row.points, isFirstInDuration);
-}
-
-/** How long a shared counter may take (connect, queue or statement) before the in-memory insurance counts. */
-const COUNTER_TIMEOUT_MS = 1000;
-
-/** Shared counters on their own small pool, ended with them. */
-export interface SharedCounters {
-  counters: PostgresCounters;
-  close(): Promise<void>;
-}
-
-/**
- * Opens the counters' pool. It is apart from the store's: a counter write takes a millisecond or two,
- * and when the database stops answering the limiters fall back to their in-memory insurance after at
- * most a second, while the request goes on to the store, whose own timeouts answer it 503.
- */
-export async function openSharedCounters(databaseUrl: string, onConnectionError: (message: string) => void): Promise<SharedCounters> {
-  const pool = new pg.Pool({
-    connectionString: databaseUrl,
-    max: 4,
-    connectionTimeoutMillis: COUNTER_TIMEOUT_MS,
-    statement_timeout: COUNTER_TIMEOUT_MS,
-    query_timeout: COUNTER_TIMEOUT_MS,
-    keepAlive: true,
-    application_name: 'chatbridge-rate-limits',
-  });
-  pool.on('error', (err) => onConnectionError(err.message));
-  try {
-    const counters = await PostgresCounters.open(pool);
-    return {
-      counters,
-      close: async () => {
-        counters.close();
-        await pool.end();
-      },
-    };
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
 }

@@ -1,4 +1,4 @@
-// Committed endpoint rows kept in memory by the SQLite adapter, so a read costs no SQLite call. The
+// Committed endpoint rows kept in memory by the SQLite adapter, so a read costs no SQLite call: the
 // profile of getEndpoint put the SQLite read at a sixth of its time. The rows are kept as the port's
 // StoredEndpoint (its record parsed at most once, and shared: callers never mutate it).
 //
@@ -9,7 +9,7 @@
 // connection commits: it is checked once per event-loop turn, and a change empties the cache. A read therefore reflects every commit made
 // before the event-loop turn in which it runs.
 import type { StatementSync } from 'node:sqlite';
-import type { StoredEndpoint } from './port.ts';
+import type { StoredEndpoint } from '../endpoints.ts';
 
 export class RowCache {
   private readonly rows = new Map<string, StoredEndpoint>();

@@ -9,7 +9,7 @@
 // catches up. A dropped connection is reopened with backoff; a silent one is found by a periodic
 // check query.
 import pg from 'pg';
-import { type ChangeFeed, type ChangeListener, Subscribers } from './changeFeed.ts';
+import { type ChangeFeed, type ChangeListener, Subscribers } from '../changeFeed.ts';
 
 export const CHANGES_CHANNEL = 'chatbridge_changes';
 

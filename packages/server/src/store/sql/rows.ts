@@ -1,8 +1,10 @@
 // The row shapes both SQL adapters read (same column names in SQLite and PostgreSQL) and their
-// mapping to the port's types.
-import { parseQueue } from '../domain/messageQueue.ts';
-import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { Delivery, EndpointEvent, MessageState, StoredEndpoint } from './port.ts';
+// mapping to the ports' types.
+import { parseQueue } from '../../domain/messageQueue.ts';
+import type { EndpointRecord, Platform } from '../../domain/record.ts';
+import type { EndpointEvent } from '../changes.ts';
+import type { ClaimLimits, ClaimSkips, Delivery } from '../deliveries.ts';
+import type { MessageState, StoredEndpoint } from '../endpoints.ts';
 
 export interface EndpointRow {
   token_hash: Uint8Array;
@@ -64,16 +66,17 @@ export class StoredRow implements StoredEndpoint {
 /** An event as the SQL adapters read it: its version, and the record's JSON as text or as UTF-8 bytes. */
 export interface EventRow {
   version: number;
-  /** The record's length in UTF-8 bytes. */
-  bytes: number;
   record: string | Uint8Array;
   message_number: number | null;
 }
 
-/** An event of the log; the record's other forms are made on first use only. */
+/**
+ * An event of the log, from the record as the adapter read it: text (PostgreSQL), or UTF-8 bytes
+ * (SQLite reads records as BLOBs: a replay sends them as they are, and no string of a large record
+ * enters the JS heap). The other forms are made on first use only.
+ */
 export class LoggedEvent implements EndpointEvent {
   readonly version: number;
-  readonly recordJsonBytes: number;
   readonly messageNumber: number | null;
   private text: string | undefined;
   private utf8: Uint8Array | undefined;
@@ -81,13 +84,12 @@ export class LoggedEvent implements EndpointEvent {
 
   constructor(row: EventRow) {
     this.version = row.version;
-    this.recordJsonBytes = row.bytes;
     this.messageNumber = row.message_number;
     if (typeof row.record === 'string') this.text = row.record;
     else this.utf8 = row.record;
   }
 
-  get recordJsonUtf8(): Uint8Array {
+  get json(): Uint8Array {
     return (this.utf8 ??= Buffer.from(this.text!));
   }
 
@@ -100,18 +102,12 @@ export class LoggedEvent implements EndpointEvent {
   }
 }
 
-/** The message number an event of this state carries: the pending message's, null when idle. */
-export const messageNumberOf = (state: MessageState): number | null => (state.pendingSince === null ? null : state.seq);
-
 export function toStored(row: EndpointRow | undefined): StoredEndpoint | undefined {
   return row ? new StoredRow(row) : undefined;
 }
 
 /** One claim's (platform, or null for any; limit; endpoints to pass over) triples; lanes without room are left out. */
-export function claimLanes(
-  limits: number | Partial<Record<Platform, number>>,
-  skip: Partial<Record<Platform, readonly string[]>> = {},
-): [Platform | null, number, readonly string[]][] {
+export function claimLanes(limits: ClaimLimits, skip: ClaimSkips = {}): [Platform | null, number, readonly string[]][] {
   if (typeof limits === 'number') return limits > 0 ? [[null, limits, []]] : [];
   return (Object.entries(limits) as [Platform, number][])
     .filter(([, limit]) => limit > 0)

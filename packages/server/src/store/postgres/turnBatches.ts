@@ -5,10 +5,12 @@
 // request arrived, so it sees every write acknowledged before, by any instance).
 import DataLoader from 'dataloader';
 import type pg from 'pg';
-import { CHANGES_CHANNEL } from './postgresChangeFeed.ts';
-import type { Decision, StoredEndpoint } from './port.ts';
-import { type EndpointRow, toStored } from './rows.ts';
-import { queueJson } from '../domain/messageQueue.ts';
+import { queueJson } from '../../domain/messageQueue.ts';
+import type { StoredEndpoint } from '../endpoints.ts';
+import { type EndpointRow, toStored } from '../sql/rows.ts';
+import { CHANGES_CHANNEL } from './changeFeed.ts';
+import { prepared } from './database.ts';
+import type { Write } from './rowWrites.ts';
 
 /** Reads sent as one query, and writes committed as one transaction, at most. */
 const READ_BATCH = 500;
@@ -53,7 +55,7 @@ const SQL = {
 export interface PendingWrite {
   id: string;
   current: StoredEndpoint;
-  write: NonNullable<Decision<unknown>['write']>;
+  write: Write;
 }
 
 /** What the batches need from the adapter. */
@@ -69,7 +71,7 @@ export interface TurnBatchDeps {
   maxEvents: number;
 }
 
-const statement = (key: keyof typeof SQL, values: unknown[]): pg.QueryConfig => ({ name: `chatbridge.${key}`, text: SQL[key], values });
+const statement = (key: keyof typeof SQL, values: unknown[]) => prepared(key, SQL[key], values);
 
 export class TurnBatches {
   private readonly deps: TurnBatchDeps;

@@ -1,20 +1,14 @@
 // The rows both SQL adapters read for exportRows (same column names in SQLite and PostgreSQL) and
 // their mapping to the port's EndpointSnapshot. An endpoint's pending deliveries come with it as one
 // JSON array column, so a page is one statement: one snapshot of each endpoint and its outbox.
-import { parseQueue, queueJson } from '../domain/messageQueue.ts';
-import type { Platform } from '../domain/record.ts';
-import type { LoggedMessage } from './messageLog.ts';
-import type { EndpointSnapshot, SnapshotDelivery } from './port.ts';
+import { parseQueue, queueJson } from '../../domain/messageQueue.ts';
+import type { Platform } from '../../domain/record.ts';
+import type { LoggedMessage } from '../messageLog.ts';
+import { type EndpointSnapshot, SNAPSHOT_PAGE_ROWS, type SnapshotDelivery } from '../snapshot.ts';
+import type { EndpointRow } from './rows.ts';
 
-export interface SnapshotRow {
+export interface SnapshotRow extends EndpointRow {
   id: string;
-  token_hash: Uint8Array;
-  record: string;
-  message_seq: number;
-  pending_since: number | null;
-  version: number;
-  /** The queue summary's JSON text. */
-  queue: string;
   /** JSON array of the endpoint's outbox entries (messageSeq, platform, url, payload, attempts, nextAttemptAt, expiresAt), by outbox ID. */
   deliveries: string;
   /** JSON array of the endpoint's logged messages (LoggedMessage members), by number. */
@@ -74,6 +68,17 @@ export function snapshotColumns(rows: EndpointSnapshot[]) {
       expiresAt: deliveries.map((x) => x.d.expiresAt),
     },
   };
+}
+
+/** Every endpoint's snapshot in ID order, read a page of SNAPSHOT_PAGE_ROWS at a time by `page` (the rows after an ID). */
+export async function* snapshotPages(page: (after: string) => Promise<SnapshotRow[]> | SnapshotRow[]): AsyncIterable<EndpointSnapshot> {
+  let after = '';
+  for (;;) {
+    const rows = await page(after);
+    yield* rows.map(toSnapshot);
+    if (rows.length < SNAPSHOT_PAGE_ROWS) return;
+    after = rows[rows.length - 1]!.id;
+  }
 }
 
 /** Collects an (async) iterable into batches of `size`. */
