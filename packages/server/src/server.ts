@@ -3,13 +3,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createApp } from './http/app.ts';
-import { answerClientError } from './http/clientError.ts';
-import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections } from './http/connectionLimits.ts';
-import { displayUrl } from './http/displayUrl.ts';
-import { drainConnections } from './http/drainConnections.ts';
+import { answerClientError } from './http/transport/clientError.ts';
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections } from './http/transport/connectionLimits.ts';
+import { displayUrl } from './http/transport/displayUrl.ts';
+import { drainConnections } from './http/transport/drainConnections.ts';
 import type { AppDeps } from './http/deps.ts';
 import { invalid, problemFor } from './http/problem.ts';
-import { JSON_API_HEADERS, securityHeaderList } from './http/securityHeaders.ts';
+import { JSON_API_HEADERS, securityHeaderList } from './http/transport/securityHeaders.ts';
 
 /** Request line plus headers; room for every update parameter at its maximum, fully encoded. */
 export const MAX_REQUEST_HEAD_BYTES = 128 * 1024;

@@ -1,15 +1,15 @@
 import { platformRefusal } from '../domain/actingPlatform.ts';
-import { actingPlatform, authenticate } from '../http/authenticate.ts';
-import { viewFor as redactedView } from '../http/botView.ts';
+import { actingPlatform, authenticate } from '../http/auth/authenticate.ts';
+import { viewFor as redactedView } from '../http/record/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
 import { forbidden, unauthorized } from '../http/problem.ts';
-import { readEndpoint } from '../http/readAhead.ts';
-import { setShownNumber, viewFor } from '../http/recordView.ts';
+import { readEndpoint } from '../http/request/readAhead.ts';
+import { setShownNumber, viewFor } from '../http/record/recordView.ts';
 
 export const getEndpoint = ({ store, bots, adminTokenHash, validateResponses }: AppDeps): Handler => {
   // A read answered in the caller's turn would send the turn's responses one by one between the
-  // others' work: they end together instead (http/endAtTurnEnd.ts). A read across the network answers
+  // others' work: they end together instead (http/transport/endAtTurnEnd.ts). A read across the network answers
   // a turn's batch in one callback, already back to back, where deferring only adds work.
   const end = store.readsInTurn ? 'at turn end' : 'now';
   return async (req, res) => {

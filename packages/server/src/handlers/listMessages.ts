@@ -1,7 +1,7 @@
 import { platformRefusal } from '../domain/actingPlatform.ts';
 import { PLATFORM_BITS, statusOf } from '../domain/messageQueue.ts';
 import { type Message, PLATFORMS, type Platform } from '../domain/record.ts';
-import { actingPlatform, authenticate } from '../http/authenticate.ts';
+import { actingPlatform, authenticate } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf, reply } from '../http/operations.ts';
 import { forbidden, unauthorized } from '../http/problem.ts';

@@ -1,6 +1,6 @@
 import { takesPart } from '../domain/botRights.ts';
 import type { Platform } from '../domain/record.ts';
-import { authenticateBot, presentsAdminToken } from '../http/authenticate.ts';
+import { authenticateBot, presentsAdminToken } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, queryOf, reply } from '../http/operations.ts';
 import { HttpProblem, KEY_OR_ADMIN_UNAUTHORIZED_DETAIL } from '../http/problem.ts';

@@ -1,12 +1,12 @@
 import { platformRefusal, platformToMark } from '../domain/actingPlatform.ts';
 import { decideMarkRead, type MarkReadResult } from '../domain/lifecycle.ts';
 import type { Platform } from '../domain/record.ts';
-import { type Actor, actingPlatform, authenticate, presentsBotKey } from '../http/authenticate.ts';
-import { viewFor as redactedView } from '../http/botView.ts';
+import { type Actor, actingPlatform, authenticate, presentsBotKey } from '../http/auth/authenticate.ts';
+import { viewFor as redactedView } from '../http/record/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
-import { setShownNumber, viewFor } from '../http/recordView.ts';
+import { setShownNumber, viewFor } from '../http/record/recordView.ts';
 
 type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string };
 

@@ -1,10 +1,10 @@
 import { decideRemoval, type RemovalResult } from '../domain/removal.ts';
 import { refusalDetail, removalRefusals } from '../domain/botRights.ts';
 import type { Issue } from '../domain/issues.ts';
-import { type Actor, actingPlatform, authenticate } from '../http/authenticate.ts';
-import { viewFor } from '../http/botView.ts';
+import { type Actor, actingPlatform, authenticate } from '../http/auth/authenticate.ts';
+import { viewFor } from '../http/record/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { setMessageNumber } from '../http/messageNumber.ts';
+import { setMessageNumber } from '../http/record/messageNumber.ts';
 import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
 import { forbidden, invalid, unauthorized } from '../http/problem.ts';
 

@@ -3,12 +3,12 @@ import { platformRefusal } from '../domain/actingPlatform.ts';
 import { refusalDetail, updateRefusals } from '../domain/botRights.ts';
 import type { Issue } from '../domain/issues.ts';
 import { decideUpdate, type UpdateResult } from '../domain/updateDecision.ts';
-import { type Actor, actingPlatform, authenticate } from '../http/authenticate.ts';
-import { viewFor as redactedView } from '../http/botView.ts';
+import { type Actor, actingPlatform, authenticate } from '../http/auth/authenticate.ts';
+import { viewFor as redactedView } from '../http/record/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
-import { setShownNumber, viewFor } from '../http/recordView.ts';
+import { setShownNumber, viewFor } from '../http/record/recordView.ts';
 
 type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string; issues?: Issue[] };
 

@@ -1,7 +1,7 @@
 // createApp builds the Express app and never listens. Order: request log and metrics, security
 // headers, CORS, the body parser, request hygiene, then express-openapi-validator as its README wires
 // it (security presence, parameters, responses) and the query names it leaves to us (queryNames.ts),
-// the check of the credential's kind (a token or a bot key, http/authenticate.ts),
+// the check of the credential's kind (a token or a bot key, http/auth/authenticate.ts),
 // on PostgreSQL the read-ahead of getEndpoint's endpoint, rate limits, dispatch by operationId (admin
 // operations check the admin token there), all of it behind one Express layer (pipeline.ts); then a
 // problem+json 404 for anything unmatched, and one error handler for every error.
@@ -10,15 +10,15 @@ import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { bundledSpecPath } from '@chatbridge/api';
 import { buildHandlers } from '../handlers/index.ts';
-import { credentialCheck, credentialPresence, presentsAdminToken } from './authenticate.ts';
+import { credentialCheck, credentialPresence, presentsAdminToken } from './auth/authenticate.ts';
 import type { AppDeps } from './deps.ts';
-import { problemErrorHandler } from './errors.ts';
-import { queryNameCheck } from './queryNames.ts';
+import { problemErrorHandler } from './errorHandler.ts';
+import { queryNameCheck } from './request/queryNames.ts';
 import { inOneLayer } from './pipeline.ts';
-import { readAhead } from './readAhead.ts';
-import { type CompletionObserver, requestLog } from './requestLog.ts';
-import { JSON_API_HEADERS, securityHeaders } from './securityHeaders.ts';
-import { parseQueryOnce, pathTemplatesOf, queryParser, queryNamesOfType, requestHygiene } from './requestHygiene.ts';
+import { readAhead } from './request/readAhead.ts';
+import { type CompletionObserver, requestLog } from './observe/requestLog.ts';
+import { JSON_API_HEADERS, securityHeaders } from './transport/securityHeaders.ts';
+import { parseQueryOnce, pathTemplatesOf, queryParser, queryNamesOfType, requestHygiene } from './request/hygiene.ts';
 import { type Handlers, type OperationId, openapiOf } from './operations.ts';
 import { ADMIN_UNAUTHORIZED_DETAIL, HttpProblem, isAdminPath } from './problem.ts';
 

@@ -2,7 +2,7 @@
 // interface, so a missing or misnamed handler does not compile.
 import type { Request, Response } from 'express';
 import type { operations } from '@chatbridge/api';
-import { endAtTurnEnd } from './endAtTurnEnd.ts';
+import { endAtTurnEnd } from './transport/endAtTurnEnd.ts';
 
 /** `webhooks` operations (`deliverMessage`) are requests the service sends, not ones it serves. */
 export type OperationId = Exclude<keyof operations, 'deliverMessage'>;

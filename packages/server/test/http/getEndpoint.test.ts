@@ -5,7 +5,7 @@ const h = useServer();
 
 describe('getEndpoint', () => {
   it("when 300 reads of 30 endpoints arrive at once, then each answer is its own endpoint's record", async () => {
-    // The responses of one turn are ended together (http/endAtTurnEnd.ts): none may go to another request.
+    // The responses of one turn are ended together (http/transport/endAtTurnEnd.ts): none may go to another request.
     const endpoints = await Promise.all(Array.from({ length: 30 }, () => h.endpoint('many')));
     await Promise.all(endpoints.map(({ id, token }, i) => h.client.updateEndpoint(id, token, { message_content: `content of ${i}` })));
     const reads = Array.from({ length: 300 }, (_, n) => n % 30);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bundledSpecPath } from '@chatbridge/api';
-import { queryNameIssues, queryNamesByOperation } from '../../src/http/queryNames.ts';
+import { queryNameIssues, queryNamesByOperation } from '../../src/http/request/queryNames.ts';
 
 const names = queryNamesByOperation(bundledSpecPath);
 

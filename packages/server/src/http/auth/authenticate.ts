@@ -5,13 +5,13 @@
 // the per-endpoint rate limit keys its bucket by the same digest. Only digests are kept, never the
 // token or key.
 import type { Request, RequestHandler } from 'express';
-import type { BotKeyCache } from '../bots/keyCache.ts';
-import { takesPart } from '../domain/botRights.ts';
-import type { EndpointRecord, Platform } from '../domain/record.ts';
-import { digestsMatch, hashToken, tokenMatchesDigest } from '../tokens.ts';
-import { openapiOf } from './operations.ts';
-import { unauthorizedDetail } from './errors.ts';
-import { HttpProblem, invalid } from './problem.ts';
+import type { BotKeyCache } from '../../bots/keyCache.ts';
+import { takesPart } from '../../domain/botRights.ts';
+import type { EndpointRecord, Platform } from '../../domain/record.ts';
+import { digestsMatch, hashToken, tokenMatchesDigest } from '../../tokens.ts';
+import { openapiOf } from '../operations.ts';
+import { unauthorizedDetail } from '../errorHandler.ts';
+import { HttpProblem, invalid } from '../problem.ts';
 
 export type Actor = { kind: 'token' } | { kind: 'admin' } | { kind: 'bot'; bot: string; platform: Platform };
 

@@ -5,10 +5,10 @@
 // parameter.
 import { parse as parseQuery } from 'node:querystring';
 import express, { type Express, type Request, type RequestHandler } from 'express';
-import type { Issue } from '../domain/issues.ts';
-import { invalid } from './problem.ts';
+import type { Issue } from '../../domain/issues.ts';
+import { invalid } from '../problem.ts';
 import { decodeQueryComponent, rawQueryPairs } from './queryText.ts';
-import { specDocument } from './specDocument.ts';
+import { specDocument } from '../specDocument.ts';
 
 interface SpecParameter {
   name?: string;

@@ -4,8 +4,8 @@
 // every write acknowledged before; a request the rate limit refuses wastes one read, nothing more.
 // On SQLite a read is a synchronous lookup in memory, so there is nothing to overlap.
 import type { Request, RequestHandler } from 'express';
-import type { EndpointStore, StoredEndpoint } from '../store/port.ts';
-import { openapiOf, pathParam } from './operations.ts';
+import type { EndpointStore, StoredEndpoint } from '../../store/port.ts';
+import { openapiOf, pathParam } from '../operations.ts';
 
 /**
  * The read started ahead, kept on the request itself and cleared when taken: a WeakMap keyed by the

@@ -2,9 +2,9 @@
 // as it is when that is the view (idle, or the newest message is the one shown), else the record
 // with the shown message read from the log.
 import type { Response } from 'express';
-import { shownMessage, shownNumber, viewRecord } from '../domain/messageView.ts';
-import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { EndpointStore, StoredEndpoint } from '../store/port.ts';
+import { shownMessage, shownNumber, viewRecord } from '../../domain/messageView.ts';
+import type { EndpointRecord, Platform } from '../../domain/record.ts';
+import type { EndpointStore, StoredEndpoint } from '../../store/port.ts';
 import { MESSAGE_NUMBER_HEADER } from './messageNumber.ts';
 
 export interface RecordView {

@@ -5,9 +5,9 @@
 // clock reading instead of adding their own to every request.
 import { randomUUID } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../../logger.ts';
 import { redactUrl } from './redactUrl.ts';
-import { BOT_KEY_PREFIX, TOKEN_PREFIX, tokenMatchesDigest } from '../tokens.ts';
+import { BOT_KEY_PREFIX, TOKEN_PREFIX, tokenMatchesDigest } from '../../tokens.ts';
 
 declare module 'http' {
   interface IncomingMessage {

@@ -3,7 +3,7 @@
 // a bare status line; these are problem documents like every other error, written to the socket
 // directly since no request or response object exists yet.
 import type { Socket } from 'node:net';
-import { type ProblemStatus, problemFor } from './problem.ts';
+import { type ProblemStatus, problemFor } from '../problem.ts';
 import { JSON_API_HEADERS, securityHeaderList } from './securityHeaders.ts';
 
 /** The parser's error: `code` names the failure (llhttp's `HPE_*`, or Node's timeout). */

@@ -10,13 +10,13 @@
 // (a key is 432 random bits; guessing one is bounded by the per-address ceiling).
 import type { Request, RequestHandler, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Logger } from '../logger.ts';
-import { openapiOf } from './operations.ts';
-import { openSharedCounters, type SharedCounters, type WindowLimit, type WindowLimiter } from '../store/postgresCounters.ts';
-import { HttpProblem } from './problem.ts';
-import { hashToken } from '../tokens.ts';
+import type { Logger } from '../../logger.ts';
+import { openapiOf } from '../operations.ts';
+import { openSharedCounters, type SharedCounters, type WindowLimit, type WindowLimiter } from '../../store/postgresCounters.ts';
+import { HttpProblem } from '../problem.ts';
+import { hashToken } from '../../tokens.ts';
 import { presentedCredentialDigest, presentsBotKey } from './authenticate.ts';
-import type { CompletionObserver } from './requestLog.ts';
+import type { CompletionObserver } from '../observe/requestLog.ts';
 
 /** Requests without a token share one bucket per endpoint (the validator rejects them anyway). */
 const NO_TOKEN = hashToken('');

@@ -2,7 +2,7 @@
 // it relayed when it calls markRead (a newer one may have replaced it meanwhile). See the spec's
 // Record response.
 import type { Response } from 'express';
-import type { MessageState } from '../store/port.ts';
+import type { MessageState } from '../../store/port.ts';
 
 export const MESSAGE_NUMBER_HEADER = 'Chatbridge-Message-Number';
 

@@ -5,10 +5,10 @@
 // check answers for them: after the validator when it accepts the request, and beside its findings in
 // the error handler when it does not.
 import type { Request, RequestHandler } from 'express';
-import type { Issue } from '../domain/issues.ts';
-import { openapiOf } from './operations.ts';
-import { invalid } from './problem.ts';
-import { specDocument } from './specDocument.ts';
+import type { Issue } from '../../domain/issues.ts';
+import { openapiOf } from '../operations.ts';
+import { invalid } from '../problem.ts';
+import { specDocument } from '../specDocument.ts';
 
 /** The query names one operation takes. */
 export interface QueryNames {

@@ -17,7 +17,7 @@ import {
   problemFor,
   type ProblemStatus,
 } from './problem.ts';
-import { issueFromValidator, onePerParameter, type ValidatorErrorItem } from './validatorIssues.ts';
+import { issueFromValidator, onePerParameter, type ValidatorErrorItem } from './request/validatorIssues.ts';
 import { openapiOf } from './operations.ts';
 
 /**

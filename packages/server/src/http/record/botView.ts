@@ -1,8 +1,8 @@
 // The record as the request's credential may see it: a bot key sees other platforms' webhook URLs
 // replaced (domain/redaction.ts); a token or the admin token sees the record as committed.
-import { hidesWebhooks, redactedFor } from '../domain/redaction.ts';
-import type { EndpointRecord } from '../domain/record.ts';
-import { type Actor, actingPlatform } from './authenticate.ts';
+import { hidesWebhooks, redactedFor } from '../../domain/redaction.ts';
+import type { EndpointRecord } from '../../domain/record.ts';
+import { type Actor, actingPlatform } from '../auth/authenticate.ts';
 
 /** The record as `actor` sees it: the same object when nothing is hidden from it. */
 export function recordFor(actor: Actor, record: EndpointRecord): EndpointRecord {
