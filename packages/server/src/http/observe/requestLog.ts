@@ -65,7 +65,7 @@ export function requestLog(
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const started = performance.now();
-    const method = req.method; // as sent: a HEAD is answered as a GET further down (app.ts)
+    const method = req.method; // as sent: a HEAD is answered as a GET further down (http/request/headAsGet.ts)
     // 'close' also fires when a client drops a long-lived response (an event stream).
     res.on('close', () => {
       const elapsedMs = performance.now() - started;

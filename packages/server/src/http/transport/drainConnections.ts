@@ -7,7 +7,7 @@
 // draining, the connection has nothing more to answer and is ended: that covers the older answers of
 // a pipeline and answers whose headers were already sent, which go out keep-alive. (A request still
 // unread in the socket's buffer then is dropped with the connection, as with any keep-alive close.)
-// Not covered: the 417 of server.ts's checkExpectation handler, which does not pass through track().
+// Not covered: the 417 of rejectExpectation (earlyAnswers.ts), which does not pass through track().
 //
 // The open connections are kept in a Set, added to and removed from once per connection. Responses
 // are not: a long-lived Set holding every response until it is answered makes V8 move each in-flight

@@ -48,6 +48,10 @@ export function securityHeaderList(options: HelmetOptions, extra: Record<string,
   return [...helmetHeaders(options), ...Object.entries(extra)];
 }
 
+/** Headers as raw lines (`name: value` and CRLF), for answers written to the socket itself. */
+export const headerLines = (headers: [string, OutgoingHttpHeader][]): string =>
+  headers.map(([name, value]) => `${name}: ${String(value)}\r\n`).join('');
+
 /** helmet's headers for `options`, then `extra` (which a handler may still override, as the event stream does). */
 export function securityHeaders(options: HelmetOptions, extra: Record<string, string> = {}): RequestHandler {
   const headers = securityHeaderList(options, extra);
