@@ -7,7 +7,6 @@
 // Express layer (http/pipeline.ts); then a problem+json 404 for anything unmatched, and one error
 // handler for every error.
 import express, { type Express } from 'express';
-import { bundledSpecPath } from '@chatbridge/api';
 import { buildHandlers } from './handlers/index.ts';
 import { credentialCheck } from './http/auth/authenticate.ts';
 import type { AppDeps } from './http/deps.ts';
@@ -19,12 +18,14 @@ import { inOneLayer } from './http/pipeline.ts';
 import { HttpProblem } from './http/problem.ts';
 import { adminJsonBodies } from './http/request/adminBodies.ts';
 import { answerHeadAsGet } from './http/request/headAsGet.ts';
-import { parseQueryOnce, pathTemplatesOf, queryNamesOfType, queryParser, requestHygiene } from './http/request/hygiene.ts';
+import { queryNamesOfType, requestHygiene } from './http/request/hygiene.ts';
 import { queryNameCheck } from './http/request/queryNames.ts';
+import { parseQueryOnce, queryParser } from './http/request/queryParser.ts';
 import { readAhead } from './http/request/readAhead.ts';
 import { validatorWithCredentialPresence } from './http/request/validator.ts';
 import { corsPolicy } from './http/transport/cors.ts';
 import { JSON_API_HEADERS, securityHeaders } from './http/transport/securityHeaders.ts';
+import { loadSpecIndex } from './spec/specIndex.ts';
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -32,10 +33,11 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.trustProxy);
   // No ETag: records change constantly and bots do not revalidate; hashing every body cost CPU.
   app.set('etag', false);
-  const booleans = queryNamesOfType(bundledSpecPath, 'boolean');
-  app.set('query parser', queryParser(booleans.everywhere));
+  // The bundled spec, read once; the validator reads the same file itself.
+  const spec = loadSpecIndex();
+  app.set('query parser', queryParser(queryNamesOfType(spec, 'boolean').everywhere));
   parseQueryOnce(app);
-  const queryNames = queryNameCheck(bundledSpecPath);
+  const queryNames = queryNameCheck(spec);
   app.use(
     inOneLayer([
       requestLog(app, deps.logger, [requestMetrics(deps.metrics), deps.rateLimits.observe], deps.adminTokenHash),
@@ -43,9 +45,9 @@ export function createApp(deps: AppDeps): Express {
       securityHeaders(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra),
       ...(deps.corsOrigins.length > 0 ? [corsPolicy(deps.corsOrigins)] : []), // nothing at all when CORS is off
       adminJsonBodies(),
-      requestHygiene(queryNamesOfType(bundledSpecPath, 'integer'), booleans.onPaths, pathTemplatesOf(bundledSpecPath)),
+      requestHygiene(spec),
       answerHeadAsGet,
-      ...validatorWithCredentialPresence(bundledSpecPath, deps.validateResponses),
+      ...validatorWithCredentialPresence(spec.file, deps.validateResponses),
       queryNames.middleware,
       credentialCheck(deps.bots), // a token and a bot key together: 400; bot keys brought up to date
       ...(deps.store.readsInTurn ? [] : [readAhead(deps.store)]), // overlaps the rate limit's round trip
