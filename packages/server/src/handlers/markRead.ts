@@ -2,11 +2,12 @@ import { platformRefusal, platformToMark } from '../domain/actingPlatform.ts';
 import { decideMarkRead, type MarkReadResult } from '../domain/lifecycle.ts';
 import type { Platform } from '../domain/record.ts';
 import { type Actor, actingPlatform, authenticate, presentsBotKey } from '../http/auth/authenticate.ts';
-import { viewFor as redactedView } from '../http/record/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
+import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
-import { setShownNumber, viewFor } from '../http/record/recordView.ts';
+import { seenBy } from '../http/record/botView.ts';
+import { shownRecord } from '../http/record/recordView.ts';
+import { respond } from '../http/respond.ts';
 
 type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string };
 
@@ -48,8 +49,6 @@ export const markRead =
     }
     // The record as this platform now sees it: the next message it has to relay.
     const { row } = result;
-    const view = await viewFor(store, id, { record: row.record, recordJson: JSON.stringify(row.record), state: row.state }, marked);
-    setShownNumber(res, view);
-    const seen = redactedView(actor, view.record(), view.json);
-    replyJsonText(res, 'markRead', 200, seen.json, () => seen.record, validateResponses);
+    const view = await shownRecord(store, id, { record: row.record, recordJson: JSON.stringify(row.record), state: row.state }, marked);
+    respond(res, 'markRead').jsonText(200, seenBy(actor, view), { messageNumber: view.number, validateResponses });
   };

@@ -2,11 +2,12 @@ import { decideRemoval, type RemovalResult } from '../domain/removal.ts';
 import { refusalDetail, removalRefusals } from '../domain/botRights.ts';
 import type { Issue } from '../domain/issues.ts';
 import { type Actor, actingPlatform, authenticate } from '../http/auth/authenticate.ts';
-import { viewFor } from '../http/record/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { setMessageNumber } from '../http/record/messageNumber.ts';
-import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
+import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { forbidden, invalid, unauthorized } from '../http/problem.ts';
+import { seenBy } from '../http/record/botView.ts';
+import { pendingNumber } from '../http/record/messageNumber.ts';
+import { respond } from '../http/respond.ts';
 
 export const removeFromEndpoint =
   ({ store, bots, adminTokenHash, validateResponses }: AppDeps): Handler =>
@@ -27,7 +28,9 @@ export const removeFromEndpoint =
     if (result.kind === 'unauthorized' || !actor) throw unauthorized();
     if (result.kind === 'forbidden') throw forbidden(result.detail, result.issues);
     if (result.kind === 'invalid') throw invalid(result.issues);
-    setMessageNumber(res, result.state);
-    const view = viewFor(actor, result.record, result.json);
-    replyJsonText(res, 'removeFromEndpoint', 200, view.json, () => view.record, validateResponses);
+    const committed = { json: result.json, parsed: () => result.record };
+    respond(res, 'removeFromEndpoint').jsonText(200, seenBy(actor, committed), {
+      messageNumber: pendingNumber(result.state),
+      validateResponses,
+    });
   };

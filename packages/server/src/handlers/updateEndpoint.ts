@@ -4,11 +4,13 @@ import { refusalDetail, updateRefusals } from '../domain/botRights.ts';
 import type { Issue } from '../domain/issues.ts';
 import { decideUpdate, type UpdateResult } from '../domain/updateDecision.ts';
 import { type Actor, actingPlatform, authenticate } from '../http/auth/authenticate.ts';
-import { viewFor as redactedView } from '../http/record/botView.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
+import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
-import { setShownNumber, viewFor } from '../http/record/recordView.ts';
+import { seenBy } from '../http/record/botView.ts';
+import { pendingNumber } from '../http/record/messageNumber.ts';
+import { type RecordView, shownRecord } from '../http/record/recordView.ts';
+import { respond } from '../http/respond.ts';
 
 type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string; issues?: Issue[] };
 
@@ -54,11 +56,9 @@ export const updateEndpoint =
     if (result.queued > 0) onDeliveriesQueued();
     // A check is answered as the caller reads the record; a change, with the record as committed
     // (its meta showing the newest message: with trigger=true, the one just accepted).
-    const view =
+    const view: RecordView =
       params.only_check === true
-        ? await viewFor(store, id, { record: result.record, recordJson: result.json, state: result.state }, actingPlatform(actor))
-        : { json: result.json, record: () => result.record, number: result.state.pendingSince === null ? undefined : result.state.seq };
-    setShownNumber(res, view);
-    const seen = redactedView(actor, view.record(), view.json);
-    replyJsonText(res, 'updateEndpoint', 200, seen.json, () => seen.record, validateResponses);
+        ? await shownRecord(store, id, { record: result.record, recordJson: result.json, state: result.state }, actingPlatform(actor))
+        : { json: result.json, parsed: () => result.record, number: pendingNumber(result.state) };
+    respond(res, 'updateEndpoint').jsonText(200, seenBy(actor, view), { messageNumber: view.number, validateResponses });
   };

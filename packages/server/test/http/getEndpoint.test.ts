@@ -80,7 +80,7 @@ describe('getEndpoint', () => {
 });
 
 // Production replies without validating responses, straight to node:http with a Content-Length the
-// row keeps (http/operations.ts); the tests above validate every response, so this runs both ways.
+// row keeps (http/respond.ts); the tests above validate every response, so this runs both ways.
 describe.each([
   { validateResponses: true, path: 'validated responses' },
   { validateResponses: false, path: "production's direct reply" },

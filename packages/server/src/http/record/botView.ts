@@ -3,17 +3,14 @@
 import { hidesWebhooks, redactedFor } from '../../domain/redaction.ts';
 import type { EndpointRecord } from '../../domain/record.ts';
 import { type Actor, actingPlatform } from '../auth/authenticate.ts';
+import type { JsonText } from '../respond.ts';
 
-/** The record as `actor` sees it: the same object when nothing is hidden from it. */
-export function recordFor(actor: Actor, record: EndpointRecord): EndpointRecord {
+/** `view` as `actor` may see it: the same object when nothing is hidden from it (read only for a bot key). */
+export function seenBy(actor: Actor, view: JsonText<EndpointRecord>): JsonText<EndpointRecord> {
   const platform = actingPlatform(actor);
-  return platform === undefined ? record : redactedFor(record, platform);
-}
-
-/** The record and its JSON text as `actor` sees them: the same objects when nothing is hidden from it. */
-export function viewFor(actor: Actor, record: EndpointRecord, json: string): { record: EndpointRecord; json: string; hid: boolean } {
-  const platform = actingPlatform(actor);
-  if (platform === undefined || !hidesWebhooks(record, platform)) return { record, json, hid: false };
-  const view = redactedFor(record, platform);
-  return { record: view, json: JSON.stringify(view), hid: true };
+  if (platform === undefined) return view;
+  const record = view.parsed();
+  if (!hidesWebhooks(record, platform)) return view;
+  const redacted = redactedFor(record, platform);
+  return { json: JSON.stringify(redacted), parsed: () => redacted };
 }
