@@ -2,8 +2,8 @@
 // the operator (the admin token in `Authorization: Bearer`), or a bot of one platform (a bot key in
 // `Authorization: Bearer`, valid only on endpoints where its platform takes part). Every
 // record operation authenticates through `authenticate`. The credential is hashed once per request:
-// the per-endpoint rate limit keys its bucket by the same digest. Only digests are kept, never the
-// token or key.
+// the per-endpoint rate limit keys its bucket by the same digest (bought, with the query parsed once:
+// update 325-386 → 171-197 µs CPU, BENCHMARKS.md, de44978). Only digests are kept, never the token or key.
 import type { Request, RequestHandler } from 'express';
 import type { BotKeyCache } from '../../bots/keyCache.ts';
 import { takesPart } from '../../domain/botRights.ts';

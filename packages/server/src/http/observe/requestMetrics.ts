@@ -1,29 +1,14 @@
 // Counts and times every request by the operationId the validator matched (an observer of the request
-// log's completion).
+// log's completion). prom-client's children are looked up per request: a child hashes its labels on
+// every call too, so keeping them measured no faster (0.6-0.7 µs per request both ways).
 import type { Metrics } from '../../observability/metrics.ts';
 import { openapiOf } from '../operations.ts';
 import type { CompletionObserver } from './requestLog.ts';
 
 export function requestMetrics(metrics: Metrics): CompletionObserver {
-  type Children = {
-    count: ReturnType<Metrics['httpRequests']['labels']>;
-    duration: ReturnType<Metrics['httpDuration']['labels']>;
-  };
-  // The metric children of each (operation, status) are looked up once: prom-client hashes a label
-  // object on every call. A few operations times a few statuses.
-  const children = new Map<string, Children>();
-  const childrenOf = (operation: string, status: number) => {
-    const key = `${operation} ${status}`;
-    let found = children.get(key);
-    if (!found) {
-      found = { count: metrics.httpRequests.labels(operation, String(status)), duration: metrics.httpDuration.labels(operation) };
-      children.set(key, found);
-    }
-    return found;
-  };
   return (req, res, elapsedMs) => {
-    const { count, duration } = childrenOf(openapiOf(req).schema?.operationId ?? 'unmatched', res.statusCode);
-    count.inc();
-    duration.observe(elapsedMs / 1000);
+    const operation = openapiOf(req).schema?.operationId ?? 'unmatched';
+    metrics.httpRequests.labels(operation, String(res.statusCode)).inc();
+    metrics.httpDuration.labels(operation).observe(elapsedMs / 1000);
   };
 }

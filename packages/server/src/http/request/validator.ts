@@ -14,9 +14,11 @@ export function validatorWithCredentialPresence(apiSpec: string, validateRespons
     validateResponses,
     // Credentials are checked by credentialPresence (presence) and authenticate (validity): the
     // validator's step tries every scheme of an operation and builds an Error for each one a request
-    // does not use.
+    // does not use. Buys: GET 63 → 53 µs CPU (BENCHMARKS.md, c656aac).
     validateSecurity: false,
-    fileUploader: false, // no operation takes multipart bodies: no multipart step on every request
+    // No operation takes multipart bodies: no multipart step on every request (measured with the
+    // one-layer pipeline, 8aeba2b).
+    fileUploader: false,
   }) as RequestHandler[];
   // The validator names its steps (for stack traces); the operation is known once metadata has run.
   const matched = middlewares.findIndex((m) => m.name === 'metadataMiddleware');

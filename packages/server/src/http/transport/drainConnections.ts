@@ -12,6 +12,7 @@
 // The open connections are kept in a Set, added to and removed from once per connection. Responses
 // are not: a long-lived Set holding every response until it is answered makes V8 move each in-flight
 // request's objects to the old generation, which costs every request far more than the slot does.
+// Buys: getEndpoint 64 → 40 µs CPU per request against that Set (2185b39).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
