@@ -1,7 +1,6 @@
-import { decideRemoval, type RemovalResult } from '../domain/removal.ts';
-import { refusalDetail, removalRefusals } from '../domain/botRights.ts';
-import type { Issue } from '../domain/issues.ts';
-import { type Actor, actingPlatform, authenticate } from '../http/auth/authenticate.ts';
+import type { Forbidden } from '../domain/botRights.ts';
+import { decideRemovalAs, type RemovalResult } from '../domain/removal.ts';
+import { type Actor, actingPlatform, authenticate, type Unauthenticated } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { forbidden, invalid, unauthorized } from '../http/problem.ts';
@@ -15,15 +14,10 @@ export const removeFromEndpoint =
     const { token: _token, ...params } = queryOf(req, 'removeFromEndpoint');
     // Authentication, the removal rules and the outbox commit in one transaction.
     let actor: Actor | undefined;
-    type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string; issues: Issue[] };
-    const result = await store.update<RemovalResult | Refused>(pathParam(req, 'endpoint'), (current) => {
+    const result = await store.update<RemovalResult | Forbidden | Unauthenticated>(pathParam(req, 'endpoint'), (current) => {
       actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
-      const acting = actingPlatform(actor);
-      const issues = acting === undefined ? [] : removalRefusals(current.record, acting, params);
-      if (acting !== undefined && issues.length > 0)
-        return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
-      return decideRemoval(current, params);
+      return decideRemovalAs(actingPlatform(actor), current, params);
     });
     if (result.kind === 'unauthorized' || !actor) throw unauthorized();
     if (result.kind === 'forbidden') throw forbidden(result.detail, result.issues);

@@ -15,6 +15,9 @@ import { HttpProblem, invalid } from '../problem.ts';
 
 export type Actor = { kind: 'token' } | { kind: 'admin' } | { kind: 'bot'; bot: string; platform: Platform };
 
+/** A store decision's answer when the request's credential does not open the endpoint (401). */
+export type Unauthenticated = { kind: 'unauthorized' };
+
 /** What authenticating a bearer credential needs: the bot keys, and the admin token's digest (undefined: no admin API). */
 export interface Credentials {
   bots: BotKeyCache;
