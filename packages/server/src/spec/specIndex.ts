@@ -136,7 +136,7 @@ function buildIndex(file: string, document: Node): SpecIndex {
     operations,
     operation: (operationId) => byId.get(operationId),
     securityScheme: (name) => {
-      const scheme = isNode(schemes) ? follow(schemes[name], '').node : undefined;
+      const scheme = isNode(schemes) ? follow(schemes[name], `/components/securitySchemes/${escapeSegment(name)}`).node : undefined;
       return isNode(scheme) ? (scheme as SecurityScheme) : undefined;
     },
     resolve,
