@@ -4,7 +4,7 @@
 // portability/commands.ts) goes through withStore, so none can read a setting the others do not.
 import { type AppConfig, loadConfig } from './config.ts';
 import { readEnvironment } from './envFile.ts';
-import { displayUrl } from './http/displayUrl.ts';
+import { displayUrl } from './http/transport/displayUrl.ts';
 import { openStore } from './store/open.ts';
 import type { EndpointStore } from './store/port.ts';
 

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { Platform } from '../domain/record.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, queryOf } from '../http/operations.ts';
-import { authenticateBot, presentsAdminToken } from '../http/authenticate.ts';
+import { authenticateBot, presentsAdminToken } from '../http/auth/authenticate.ts';
 import { HttpProblem, KEY_OR_ADMIN_UNAUTHORIZED_DETAIL } from '../http/problem.ts';
 import { openAllChangesStream, resumeAtPosition } from '../events/allChangesStream.ts';
 

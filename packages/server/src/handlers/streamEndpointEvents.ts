@@ -3,7 +3,7 @@ import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, unauthorized } from '../http/problem.ts';
 import { resumePoint } from '../events/endpointEvents.ts';
 import { openEndpointStream } from '../events/endpointStream.ts';
-import { authenticate } from '../http/authenticate.ts';
+import { authenticate } from '../http/auth/authenticate.ts';
 
 /** When an endpoint has all the streams it may: a client that reconnects in a loop waits this long. */
 const STREAM_RETRY_AFTER_SECONDS = 10;

@@ -1,6 +1,6 @@
 // The one error handler: every error becomes a problem document. Validator errors are translated so
 // that each offending parameter is named, together with the issues the validator leaves to us (see
-// queryNames.ts); anything unexpected is logged and answered 500 without internal detail.
+// request/queryNames.ts); anything unexpected is logged and answered 500 without internal detail.
 import type { ErrorRequestHandler, Request } from 'express';
 import type { Issue } from '../domain/issues.ts';
 import type { Logger } from '../logger.ts';
@@ -17,7 +17,7 @@ import {
   problemFor,
   type ProblemStatus,
 } from './problem.ts';
-import { issueFromValidator, onePerParameter, type ValidatorErrorItem } from './validatorIssues.ts';
+import { issueFromValidator, onePerParameter, type ValidatorErrorItem } from './request/validatorIssues.ts';
 import { openapiOf } from './operations.ts';
 
 /**
@@ -74,7 +74,7 @@ function toProblem(err: unknown, req: Request, besideValidator: IssuesBesideVali
   if (status === 404) return { status: 404, detail: 'No operation is defined at this path.' };
   if (status === 405) {
     const declared = typeof e.headers?.Allow === 'string' ? e.headers.Allow.toUpperCase() : undefined;
-    // Every GET is also answered as HEAD (app.ts), so a path that has GET allows HEAD too.
+    // Every GET is also answered as HEAD (http/request/headAsGet.ts), so a path that has GET allows HEAD too.
     const allow = declared && /\bGET\b/.test(declared) && !/\bHEAD\b/.test(declared) ? `${declared}, HEAD` : declared;
     return {
       status: 405,

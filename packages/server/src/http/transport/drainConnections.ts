@@ -7,11 +7,12 @@
 // draining, the connection has nothing more to answer and is ended: that covers the older answers of
 // a pipeline and answers whose headers were already sent, which go out keep-alive. (A request still
 // unread in the socket's buffer then is dropped with the connection, as with any keep-alive close.)
-// Not covered: the 417 of server.ts's checkExpectation handler, which does not pass through track().
+// Not covered: the 417 of rejectExpectation (earlyAnswers.ts), which does not pass through track().
 //
 // The open connections are kept in a Set, added to and removed from once per connection. Responses
 // are not: a long-lived Set holding every response until it is answered makes V8 move each in-flight
 // request's objects to the old generation, which costs every request far more than the slot does.
+// Buys: getEndpoint 64 → 40 µs CPU per request against that Set (2185b39).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 

@@ -3,8 +3,8 @@
 // a bare status line; these are problem documents like every other error, written to the socket
 // directly since no request or response object exists yet.
 import type { Socket } from 'node:net';
-import { type ProblemStatus, problemFor } from './problem.ts';
-import { JSON_API_HEADERS, securityHeaderList } from './securityHeaders.ts';
+import { type ProblemStatus, problemFor } from '../problem.ts';
+import { JSON_API_HEADERS, headerLines, securityHeaderList } from './securityHeaders.ts';
 
 /** The parser's error: `code` names the failure (llhttp's `HPE_*`, or Node's timeout). */
 interface ParserError extends Error {
@@ -39,9 +39,7 @@ export function clientErrorAnswer(error: ParserError, maxHeadBytes: number): { s
 /** A `clientError` listener for an `http.Server`. */
 export function answerClientError(maxHeadBytes: number): (error: ParserError, socket: Socket) => void {
   // The security headers every other answer carries, as header lines.
-  const security = securityHeaderList(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra)
-    .map(([name, value]) => `${name}: ${String(value)}\r\n`)
-    .join('');
+  const security = headerLines(securityHeaderList(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra));
   return (error, socket) => {
     // A peer that reset the connection gets nothing; neither does one with a response already under
     // way on this connection (writing now would corrupt it), as in Node's own handler.

@@ -10,12 +10,12 @@
 // (a key is 432 random bits; guessing one is bounded by the per-address ceiling).
 import type { Request, RequestHandler, Response } from 'express';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { openapiOf } from './operations.ts';
-import type { Counters, WindowLimiter } from '../store/counters.ts';
-import { HttpProblem } from './problem.ts';
-import { hashToken } from '../tokens.ts';
+import { openapiOf } from '../operations.ts';
+import type { Counters, WindowLimiter } from '../../store/counters.ts';
+import { HttpProblem } from '../problem.ts';
+import { hashToken } from '../../tokens.ts';
 import { presentedCredentialDigest, presentsBotKey } from './authenticate.ts';
-import type { CompletionObserver } from './requestLog.ts';
+import type { CompletionObserver } from '../observe/requestLog.ts';
 
 /** Requests without a token share one bucket per endpoint (the validator rejects them anyway). */
 const NO_TOKEN = hashToken('');

@@ -5,10 +5,10 @@
 // check answers for them: after the validator when it accepts the request, and beside its findings in
 // the error handler when it does not.
 import type { Request, RequestHandler } from 'express';
-import type { Issue } from '../domain/issues.ts';
-import { openapiOf } from './operations.ts';
-import { invalid } from './problem.ts';
-import { specDocument } from './specDocument.ts';
+import type { Issue } from '../../domain/issues.ts';
+import { queryParameters, type SpecIndex } from '../../spec/specIndex.ts';
+import { openapiOf } from '../operations.ts';
+import { invalid } from '../problem.ts';
 
 /** The query names one operation takes. */
 export interface QueryNames {
@@ -17,50 +17,22 @@ export interface QueryNames {
   emptyAllowed: ReadonlySet<string>;
 }
 
-interface SpecParameter {
-  $ref?: string;
-  name?: string;
-  in?: string;
-  allowEmptyValue?: boolean;
-}
-type Security = Record<string, string[]>[];
-interface SpecOperation {
-  operationId?: string;
-  parameters?: SpecParameter[];
-  security?: Security;
-}
-interface Spec {
-  security?: Security;
-  paths?: Record<string, Record<string, SpecOperation | SpecParameter[]>>;
-  components?: {
-    parameters?: Record<string, SpecParameter>;
-    securitySchemes?: Record<string, { type?: string; in?: string; name?: string }>;
-  };
-}
-
 /**
  * Each operation's query names, by operationId (read once at start-up): its own and its path's
  * query parameters, and the query names of the API-key schemes its security accepts.
  */
-export function queryNamesByOperation(specPath: string): Map<string, QueryNames> {
-  const spec = specDocument(specPath) as Spec;
-  const resolve = (p: SpecParameter) => (p.$ref ? (spec.components?.parameters?.[p.$ref.split('/').pop() ?? ''] ?? {}) : p);
-  const schemes = spec.components?.securitySchemes ?? {};
+export function queryNamesByOperation(spec: SpecIndex): Map<string, QueryNames> {
   const byOperation = new Map<string, QueryNames>();
-  for (const item of Object.values(spec.paths ?? {})) {
-    const shared = Array.isArray(item.parameters) ? item.parameters : [];
-    for (const op of Object.values(item)) {
-      if (Array.isArray(op) || !op.operationId) continue;
-      const query = [...shared, ...(op.parameters ?? [])].map(resolve).filter((p) => p.in === 'query' && p.name);
-      const known = new Set(query.map((p) => p.name!));
-      for (const requirement of op.security ?? spec.security ?? []) {
-        for (const scheme of Object.keys(requirement).map((key) => schemes[key])) {
-          if (scheme?.type === 'apiKey' && scheme.in === 'query' && scheme.name) known.add(scheme.name);
-        }
+  for (const operation of spec.operations) {
+    const query = queryParameters(operation);
+    const known = new Set(query.map((p) => p.name));
+    for (const requirement of operation.security) {
+      for (const scheme of Object.keys(requirement).map((name) => spec.securityScheme(name))) {
+        if (scheme?.type === 'apiKey' && scheme.in === 'query' && scheme.name) known.add(scheme.name);
       }
-      const emptyAllowed = new Set(query.filter((p) => p.allowEmptyValue === true).map((p) => p.name!));
-      byOperation.set(op.operationId, { known, emptyAllowed });
     }
+    const emptyAllowed = new Set(query.filter((p) => p.allowEmptyValue).map((p) => p.name));
+    byOperation.set(operation.operationId, { known, emptyAllowed });
   }
   return byOperation;
 }
@@ -83,8 +55,8 @@ export interface QueryNameCheck {
   middleware: RequestHandler;
 }
 
-export function queryNameCheck(specPath: string): QueryNameCheck {
-  const byOperation = queryNamesByOperation(specPath);
+export function queryNameCheck(spec: SpecIndex): QueryNameCheck {
+  const byOperation = queryNamesByOperation(spec);
   const issuesOf = (req: Request): Issue[] => {
     const names = byOperation.get(openapiOf(req).schema?.operationId ?? '');
     return names ? queryNameIssues(names, req.query as Record<string, unknown>) : [];

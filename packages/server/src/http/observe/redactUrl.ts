@@ -1,6 +1,6 @@
 // The URL as a request log line shows it: no query value, no path segment that may hold a token.
-import { BOT_KEY_PREFIX, TOKEN_PREFIX } from '../tokens.ts';
-import { decodeQueryComponent, rawQueryPairs } from './queryText.ts';
+import { BOT_KEY_PREFIX, TOKEN_PREFIX } from '../../tokens.ts';
+import { decodeQueryComponent, rawQueryPairs } from '../request/queryText.ts';
 
 const REDACTED = '[REDACTED]';
 /** The shape of every query parameter name in the spec; any other key is not logged either. */

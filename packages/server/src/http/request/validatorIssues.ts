@@ -1,8 +1,8 @@
 // express-openapi-validator's error items as issues that name the offending parameter or body member
 // the way the request wrote it.
 import type { Request } from 'express';
-import type { Issue } from '../domain/issues.ts';
-import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS_PATTERN } from '../domain/text.ts';
+import type { Issue } from '../../domain/issues.ts';
+import { CONTROL_CHARACTERS_PROBLEM, NO_CONTROL_CHARACTERS_PATTERN } from '../../domain/text.ts';
 import { decodeQueryComponent, rawQueryPairs } from './queryText.ts';
 
 /** The validator's message for a text parameter holding a control character (see domain/text.ts). */
