@@ -1,16 +1,46 @@
 // Layer rules, checked by `pnpm lint:layers` (part of `pnpm test`). The server's rooms point inward:
 // domain/ (the rules) knows nothing of how requests arrive, where records are kept or how messages
 // leave; the store knows nothing of HTTP; tests exercise the product, never the benchmark harness.
+
+/**
+ * The composition root: the files at the top of packages/server/src that assemble the running server
+ * and nothing else. main.ts and serverProcess.ts (the process: configuration, store, signals),
+ * service.ts (the dependencies), server.ts (the listeners) and app.ts (the Express app and its handlers).
+ */
+const COMPOSITION_ROOT = '^packages/server/src/(main|serverProcess|service|server|app)\\.ts$';
+
+/**
+ * Database drivers, as dependency-cruiser resolves them: npm packages (pnpm's layout included) and
+ * Node's own SQLite. Any driver added later belongs in this list.
+ */
+const DATABASE_DRIVERS =
+  '(^|/)node_modules/(pg|pg-[^/]+|postgres|@neondatabase/[^/]+|better-sqlite3|sqlite3|sqlite|@libsql/[^/]+|mysql2?|mariadb|tedious|oracledb|mongodb|ioredis|redis)/|^(node:)?sqlite$';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    {
+      name: 'handlers-only-from-the-composition-root',
+      comment:
+        'Handlers are built and wired by the composition root (app.ts: buildHandlers); nothing else, tests included, reaches them except through HTTP.',
+      severity: 'error',
+      from: { pathNot: [COMPOSITION_ROOT, '^packages/server/src/handlers/'] },
+      to: { path: '^packages/server/src/handlers/' },
+    },
+    {
+      name: 'only-the-store-opens-databases',
+      comment: 'Connections are opened by store/ adapters only; everything else reaches the database through the port.',
+      severity: 'error',
+      from: { path: '^packages/server/src/', pathNot: '^packages/server/src/store/' },
+      to: { path: DATABASE_DRIVERS },
+    },
     {
       name: 'domain-is-pure',
       comment: 'domain/ holds the rules as pure functions: it imports no adapter or transport.',
       severity: 'error',
       from: { path: '^packages/server/src/domain/' },
       to: {
-        path: '^packages/server/src/(http|store|delivery|events|relay|handlers|observability|admin|portability)/|^packages/server/src/(logger|config|service|server|main|cli)\\.ts$',
+        path: '^packages/server/src/(http|store|delivery|events|relay|handlers|observability|admin|portability|spec)/|^packages/server/src/(logger|config|service|server|serverProcess|main|app|cli)\\.ts$',
       },
     },
     {
@@ -19,13 +49,6 @@ module.exports = {
       severity: 'error',
       from: { path: '^packages/server/src/store/' },
       to: { path: '^packages/server/src/(http|handlers|events|relay|delivery)/' },
-    },
-    {
-      name: 'only-store-imports-a-database-driver',
-      comment: "The database drivers (pg, node:sqlite) are the store adapters' own: every other room reaches data through the ports.",
-      severity: 'error',
-      from: { path: '^packages/server/src/', pathNot: '^packages/server/src/store/' },
-      to: { path: '^node:sqlite$|node_modules/pg/' },
     },
     {
       name: 'http-sees-store-ports-only',

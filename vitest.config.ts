@@ -19,6 +19,7 @@ const resolve = { conditions: ['source'] };
 const SPAWNING = [
   'packages/server/test/build.test.ts',
   'packages/server/test/cli.test.ts',
+  'packages/server/test/cliEnvFile.test.ts',
   'packages/server/test/entryPoints.test.ts',
   'packages/server/test/botCli.test.ts',
   'packages/server/test/faults.test.ts',

@@ -4,14 +4,11 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ENDPOINT_ID, createEndpoint, existingTokenProblem, listEndpointIds, rotateEndpointToken } from './admin/endpoints.ts';
 import { addBotCommands } from './admin/botCommands.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { cliEnvironment, withStore } from './cliStore.ts';
+import { ConfigError } from './config.ts';
 import { errorLine } from './errorLine.ts';
 import { reservedIdProblem } from './domain/reservedIds.ts';
-import { readEnvironment } from './envFile.ts';
-import { displayUrl } from './http/displayUrl.ts';
 import { addPortabilityCommands } from './portability/commands.ts';
-import { openStore } from './store/open.ts';
-import type { EndpointStore } from './store/port.ts';
 import { VERSION } from './version.ts';
 
 const endpointId = (value: string) => {
@@ -24,17 +21,6 @@ const positiveInt = (value: string) => {
   if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('must be an integer from 1 to 1000');
   return n;
 };
-
-/** The server's configuration, read as the server reads it (the environment and chatbridge.env). */
-async function withStore(work: (store: EndpointStore, baseUrl: string) => Promise<number>): Promise<void> {
-  const config = loadConfig(readEnvironment(process.env, process.cwd()).env);
-  const store = await openStore(config.store);
-  try {
-    process.exitCode = await work(store, config.publicUrl ?? displayUrl(config.host, config.port));
-  } finally {
-    await store.close();
-  }
-}
 
 function printIssued(issued: { id: string; token: string }, baseUrl: string, what: string): void {
   console.log(`${what} ${issued.id}`);
@@ -73,7 +59,7 @@ program
   .argument('<id>', 'endpoint ID', endpointId)
   .option('--existing-token', "migrating from the original service: read the endpoint's existing token from standard input and keep it")
   .action((id: string, opts: { existingToken?: boolean }) =>
-    withStore(async (store, baseUrl) => {
+    withStore(async (store, { baseUrl }) => {
       const reserved = reservedIdProblem(id);
       if (reserved) {
         console.error(`The endpoint ID ${reserved}; nothing was created.`);
@@ -105,7 +91,7 @@ program
   .description('issue a new token for an endpoint; the old one stops working at once')
   .argument('<id>', 'endpoint ID', endpointId)
   .action((id: string) =>
-    withStore(async (store, baseUrl) => {
+    withStore(async (store, { baseUrl }) => {
       const issued = await rotateEndpointToken(store, id);
       if (!issued) {
         console.error(`No endpoint has ID ${id}.`);
@@ -162,12 +148,21 @@ program
   );
 
 addPortabilityCommands(program);
-addBotCommands(program, withStore);
+addBotCommands(program);
+
+/** CHATBRIDGE_DEBUG as every other setting is read; the process's own when chatbridge.env cannot be read. */
+function debugSetting(): string | undefined {
+  try {
+    return cliEnvironment().CHATBRIDGE_DEBUG;
+  } catch {
+    return process.env.CHATBRIDGE_DEBUG;
+  }
+}
 
 // An error is one line naming it (an operator's matter: a wrong setting, the database down); its
 // stack trace only when asked for, for a bug report.
 program.parseAsync().catch((err: unknown) => {
-  const debug = program.opts<{ debug?: boolean }>().debug === true || /^(1|true)$/i.test(process.env.CHATBRIDGE_DEBUG ?? '');
+  const debug = program.opts<{ debug?: boolean }>().debug === true || /^(1|true)$/i.test(debugSetting() ?? '');
   console.error(err instanceof ConfigError ? err.message : `chatbridge: ${errorLine(err)}`);
   if (debug && !(err instanceof ConfigError)) console.error(err);
   else if (!(err instanceof ConfigError)) console.error('(run with --debug, or CHATBRIDGE_DEBUG=1, for the stack trace)');

@@ -36,7 +36,8 @@ export function isTrustedProxyEntry(entry: string): boolean {
  */
 const unsetIfEmpty = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
-const EnvSchema = z.object({
+/** Every variable the configuration reads, and how (tests/docs/drift.test.ts holds the README's table to it). */
+export const EnvSchema = z.object({
   PORT: z.preprocess(unsetIfEmpty, z.coerce.number().int().min(0).max(65535).default(8080)),
   HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

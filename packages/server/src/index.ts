@@ -1,4 +1,4 @@
-export { createApp } from './http/app.ts';
+export { createApp } from './app.ts';
 export type { AppDeps } from './http/deps.ts';
 export { startService, type RunningService, type ServiceOptions } from './service.ts';
 export { loadConfig, type AppConfig } from './config.ts';

@@ -1,5 +1,5 @@
 // pino to stdout. Secrets never reach a log line: a logged URL keeps no query value and no
-// over-long path segment (http/redactUrl.ts), and the Authorization header is redacted.
+// over-long path segment (http/observe/redactUrl.ts), and the Authorization header is redacted.
 import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger };

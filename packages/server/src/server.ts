@@ -1,83 +1,23 @@
 // Listening and closing the HTTP side of the service.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { createApp } from './http/app.ts';
-import { answerClientError } from './http/clientError.ts';
-import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections } from './http/connectionLimits.ts';
-import { displayUrl } from './http/displayUrl.ts';
-import { drainConnections } from './http/drainConnections.ts';
+import { createApp } from './app.ts';
 import type { AppDeps } from './http/deps.ts';
-import { invalid, problemFor } from './http/problem.ts';
-import { JSON_API_HEADERS, securityHeaderList } from './http/securityHeaders.ts';
-
-/** Request line plus headers; room for every update parameter at its maximum, fully encoded. */
-export const MAX_REQUEST_HEAD_BYTES = 128 * 1024;
-
-/**
- * The request target as Express expects it: an absolute-form target (`GET http://host/path`, which
- * HTTP/1.1 servers must accept) becomes its path and query; undefined when it cannot be parsed.
- */
-export function originForm(target: string): string | undefined {
-  if (target.startsWith('/')) return target;
-  if (!/^https?:\/\//i.test(target)) return target === '*' ? target : undefined;
-  try {
-    const url = new URL(target);
-    return url.pathname + url.search;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The security headers every answer carries, for the one answered before the app sees the request. */
-const SECURITY_HEADERS = securityHeaderList(JSON_API_HEADERS.helmet, JSON_API_HEADERS.extra);
-
-/** Answers a problem document before the app sees the request, with the headers every answer carries. */
-function answerEarly(res: ServerResponse, status: 400 | 404 | 417, body: object): void {
-  const text = JSON.stringify(body);
-  for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
-  res.writeHead(status, { 'content-type': 'application/problem+json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-/** Node answers an `Expect` other than `100-continue` with a bare 417 unless told how. */
-function rejectExpectation(_req: IncomingMessage, res: ServerResponse): void {
-  answerEarly(res, 417, problemFor(417, 'Only "Expect: 100-continue" is supported.'));
-}
-
-function rejectTarget(res: ServerResponse): void {
-  const p = invalid([{ parameter: 'endpoint', in: 'path', message: 'the request target is not a valid URL' }]);
-  answerEarly(res, 400, problemFor(400, p.message, undefined, p.errors));
-}
-
-/**
- * HTTP/1.1 requires a Host header (RFC 9112 §3.2). Node's own check answers a bare 400 without a body
- * or the security headers, so it is turned off and made here.
- */
-function rejectMissingHost(res: ServerResponse): void {
-  const p = invalid([{ parameter: 'Host', in: 'header', message: 'is required in an HTTP/1.1 request' }]);
-  res.setHeader('Connection', 'close');
-  answerEarly(res, 400, problemFor(400, p.message, undefined, p.errors));
-}
-
-const needsHost = (req: IncomingMessage) => req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && req.headers.host === undefined;
-
-/** A CONNECT request (a tunnel): Node leaves it unanswered unless told how. This is no proxy. */
-function rejectConnect(_req: IncomingMessage, socket: Duplex): void {
-  const body = JSON.stringify(problemFor(405, 'CONNECT is not supported: this server is not a proxy.'));
-  socket.on('error', () => undefined);
-  socket.end(
-    'HTTP/1.1 405 Method Not Allowed\r\n' +
-      'Allow: GET, HEAD, POST, OPTIONS\r\n' +
-      'Content-Type: application/problem+json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      SECURITY_HEADER_LINES +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
-}
-
-const SECURITY_HEADER_LINES = SECURITY_HEADERS.map(([name, value]) => `${name}: ${String(value)}\r\n`).join('');
+import { problemFor } from './http/problem.ts';
+import { answerClientError } from './http/transport/clientError.ts';
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections } from './http/transport/connectionLimits.ts';
+import { displayUrl } from './http/transport/displayUrl.ts';
+import { drainConnections } from './http/transport/drainConnections.ts';
+import {
+  answerEarly,
+  needsHost,
+  originForm,
+  rejectConnect,
+  rejectExpectation,
+  rejectMissingHost,
+  rejectTarget,
+} from './http/transport/earlyAnswers.ts';
+import { MAX_REQUEST_HEAD_BYTES, SLOW_CLIENT_LIMITS, type SlowClientLimits, requestLimits } from './http/transport/requestLimits.ts';
 
 /** What the management listener serves: the probes and the metrics, nothing that takes a credential. */
 const MANAGEMENT_PATHS = new Set(['/-/live', '/-/ready', '/-/metrics']);
@@ -100,33 +40,6 @@ export class ListenError extends Error {
   }
 }
 
-/** How long a client may take to send a request before it is answered 408 and disconnected. */
-export interface SlowClientLimits {
-  /** For the request line and headers. */
-  headersTimeoutMs: number;
-  /** For the whole request, body included. */
-  requestTimeoutMs: number;
-  /** How often Node looks for connections over either limit. */
-  checkIntervalMs: number;
-}
-
-/**
- * The head must arrive within 10 s (the spec's `request-timeout` problem says so) and the whole
- * request within 30 s. Node checks both on a timer, every second here (its default, 30 s, would make
- * the 10 s limit meaningless).
- */
-export const SLOW_CLIENT_LIMITS: SlowClientLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, checkIntervalMs: 1_000 };
-
-const serverLimits = (slowClients: SlowClientLimits) => ({
-  // Every update parameter travels in the query string: 1500 code points percent-encoded can take
-  // 18 KB, more than Node's default 16 KB header limit, so the limit is raised.
-  maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
-  headersTimeout: slowClients.headersTimeoutMs,
-  requestTimeout: slowClients.requestTimeoutMs,
-  connectionsCheckingInterval: slowClients.checkIntervalMs,
-  requireHostHeader: false, // answered by rejectMissingHost, with a problem document
-});
-
 interface Listening {
   server: Server;
   url: string;
@@ -143,7 +56,7 @@ async function serve(
   portName: string,
   slowClients: SlowClientLimits,
 ): Promise<Listening> {
-  const server: Server = createServer(serverLimits(slowClients), (req: IncomingMessage, res: ServerResponse) => {
+  const server: Server = createServer(requestLimits(slowClients), (req: IncomingMessage, res: ServerResponse) => {
     drain.track(req, res);
     if (needsHost(req)) return rejectMissingHost(res);
     const target = originForm(req.url ?? '');

@@ -4,13 +4,14 @@ import { BotKeyCache } from './bots/keyCache.ts';
 import { createWebhookSender } from './delivery/send.ts';
 import { type EventStreamSettings, startEvents } from './events/streams.ts';
 import type { AppDeps, Readiness } from './http/deps.ts';
-import type { ConnectionLimits } from './http/connectionLimits.ts';
+import type { ConnectionLimits } from './http/transport/connectionLimits.ts';
 import type { Logger } from './logger.ts';
 import { instrumentStore, measureGroupCommits } from './observability/instrumentStore.ts';
 import { createMetrics, type DeliveryOutcome } from './observability/metrics.ts';
 import { Relay, type RelayStats } from './relay/relay.ts';
-import { createRateLimits, type RateLimitSettings } from './http/rateLimits.ts';
-import { type HttpListener, listen, type SlowClientLimits } from './server.ts';
+import { createRateLimits, type RateLimitSettings } from './http/auth/rateLimits.ts';
+import { type HttpListener, listen } from './server.ts';
+import type { SlowClientLimits } from './http/transport/requestLimits.ts';
 import type { EndpointStore } from './store/port.ts';
 import type { QueueLimits } from './domain/messageQueue.ts';
 
@@ -46,7 +47,7 @@ export interface ServiceOptions {
   events?: Partial<EventStreamSettings>;
   /** The built HTML docs served at `/-/docs`; default: where `pnpm build` puts them. */
   docsFile?: string;
-  /** How long clients may take to send a request; default SLOW_CLIENT_LIMITS (server.ts). */
+  /** How long clients may take to send a request; default SLOW_CLIENT_LIMITS (http/transport/requestLimits.ts). */
   slowClients?: SlowClientLimits;
 }
 

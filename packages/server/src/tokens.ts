@@ -22,7 +22,7 @@ export function tokenMatchesDigest(stored: Uint8Array | undefined, presented: st
   return digestsMatch(stored, presented === undefined ? undefined : hashToken(presented));
 }
 
-/** The same check when the presented token's digest is already known (see http/presentedToken.ts). */
+/** The same check when the presented token's digest is already known (hashed once per request: http/auth/authenticate.ts). */
 export function digestsMatch(stored: Uint8Array | undefined, presented: Uint8Array | undefined): boolean {
   const digest = presented ?? NO_DIGEST;
   const equal = timingSafeEqual(digest, stored?.length === digest.length ? stored : NO_DIGEST);

@@ -4,10 +4,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { BOT_KEYS_MAX_AGE_MS } from '../bots/keyCache.ts';
 import { PLATFORMS, type Platform } from '../domain/record.ts';
-import type { EndpointStore } from '../store/port.ts';
+import { withStore } from '../cliStore.ts';
 import { BOT_ID, type IssuedBotKey, MAX_BOTS, createBot, listBots, rotateBotKey } from './bots.ts';
-
-type WithStore = (work: (store: EndpointStore, baseUrl: string) => Promise<number>) => Promise<void>;
 
 const botId = (value: string) => {
   if (!BOT_ID.test(value)) throw new InvalidArgumentError('a bot ID is 1 to 64 characters of A-Z a-z 0-9 _ -');
@@ -21,7 +19,7 @@ function printIssued(issued: IssuedBotKey, baseUrl: string, what: string): void 
   console.log(`Read an endpoint: curl -H "Authorization: Bearer ${issued.key}" "${baseUrl}/<endpoint>"`);
 }
 
-export function addBotCommands(program: Command, withStore: WithStore): void {
+export function addBotCommands(program: Command): void {
   const bot = program.command('bot').description('bot keys: one key per bot, acting for its platform on every endpoint');
 
   bot
@@ -30,7 +28,7 @@ export function addBotCommands(program: Command, withStore: WithStore): void {
     .argument('<id>', 'bot ID', botId)
     .addOption(new Option('--platform <platform>', 'the platform the key acts for').choices(PLATFORMS).makeOptionMandatory())
     .action((id: string, opts: { platform: Platform }) =>
-      withStore(async (store, baseUrl) => {
+      withStore(async (store, { baseUrl }) => {
         const outcome = await createBot(store, id, opts.platform);
         if (outcome.kind === 'taken') {
           console.error(`A bot with ID ${id} already exists.`);
@@ -50,7 +48,7 @@ export function addBotCommands(program: Command, withStore: WithStore): void {
     .description(`issue a new key for a bot; the old one stops working within ${BOT_KEYS_MAX_AGE_MS / 1000} s on running servers`)
     .argument('<id>', 'bot ID', botId)
     .action((id: string) =>
-      withStore(async (store, baseUrl) => {
+      withStore(async (store, { baseUrl }) => {
         const issued = await rotateBotKey(store, id);
         if (!issued) {
           console.error(`No bot has ID ${id}.`);

@@ -150,3 +150,14 @@ export function removalRefusals(record: EndpointRecord, acting: Platform, params
 /** The detail of a 403 for these issues. */
 export const refusalDetail = (acting: Platform, issues: Issue[]): string =>
   `A ${acting} bot key may not change ${issues.map((i) => i.parameter).join(', ')} here. Nothing was applied.`;
+
+/** A request the acting bot key may not make: `detail` says why, `issues` names each parameter. */
+export interface Forbidden {
+  kind: 'forbidden';
+  detail: string;
+  issues?: Issue[];
+}
+
+/** The refusal of these issues, if there are any. */
+export const forbiddenFor = (acting: Platform, issues: Issue[]): Forbidden | undefined =>
+  issues.length > 0 ? { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } : undefined;

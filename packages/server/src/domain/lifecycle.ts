@@ -3,6 +3,8 @@
 // streams carry, and the sender's answer); each platform marks the messages it relayed, in any order;
 // when every queued message is read (or given up after the TTL), the record returns to idle. Config is
 // never touched here.
+import { platformRefusal, platformToMark } from './actingPlatform.ts';
+import type { Forbidden } from './botRights.ts';
 import {
   enqueue,
   expireQueued,
@@ -150,4 +152,30 @@ export function decideMarkRead(current: Row, platform: Platform, named: number |
     write: { ...next.row, ...(next.messages && { messages: next.messages }) },
     result: { kind: 'ok', row: next.row },
   };
+}
+
+export type MarkReadAsResult =
+  | { kind: 'ok'; row: Row; platform: Platform }
+  | Exclude<MarkReadResult, { kind: 'ok' }>
+  | Forbidden
+  /** Neither named nor known from the credential (the admin token names none). */
+  | { kind: 'no platform' };
+
+/**
+ * markRead for a request acting for `acting` (a bot key's platform; undefined: the endpoint's token or
+ * the admin token): it marks `named`, else its own platform, and a bot key may mark only its own.
+ */
+export function decideMarkReadAs(
+  acting: Platform | undefined,
+  named: Platform | undefined,
+  current: Row,
+  number: number | undefined,
+): Decision<MarkReadAsResult> {
+  const refusal = platformRefusal(acting, named, 'platform');
+  if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
+  const platform = platformToMark(acting, named);
+  if (platform === undefined) return { result: { kind: 'no platform' } };
+  const decision = decideMarkRead(current, platform, number);
+  const { result } = decision;
+  return { ...decision, result: result.kind === 'ok' ? { ...result, platform } : result };
 }

@@ -6,6 +6,7 @@
 // length). Removing bridge i takes position i out of every list that has it, so every element after
 // it moves down by one in every list at once, and two elements that stood at one position still do.
 import type { operations } from '@chatbridge/api';
+import { type Forbidden, forbiddenFor, removalRefusals } from './botRights.ts';
 import { type Issue, queryIssue } from './issues.ts';
 import { type EndpointRecord, type Platform, PLATFORMS } from './record.ts';
 import type { Decision, MessageState } from './row.ts';
@@ -100,4 +101,18 @@ export function decideRemoval(current: CommittedRow, params: RemovalParams): Dec
     },
     result,
   };
+}
+
+/**
+ * removeFromEndpoint for a request acting for `acting` (a bot key's platform; undefined: the
+ * endpoint's token or the admin token): what the key may not remove is refused with nothing applied
+ * (botRights.ts), else the removal is decided.
+ */
+export function decideRemovalAs(
+  acting: Platform | undefined,
+  current: CommittedRow & { record: EndpointRecord },
+  params: RemovalParams,
+): Decision<RemovalResult | Forbidden> {
+  const forbidden = acting === undefined ? undefined : forbiddenFor(acting, removalRefusals(current.record, acting, params));
+  return forbidden ? { result: forbidden } : decideRemoval(current, params);
 }

@@ -1,10 +1,12 @@
 // What an authenticated updateEndpoint request does to an endpoint's row: the update rules, the
 // message lifecycle and the deliveries to queue, decided together so that the store can commit them
 // in one transaction. Pure: the caller supplies the clock, the policy and the payload renderer.
+import { platformRefusal } from './actingPlatform.ts';
+import { type Forbidden, forbiddenFor, updateRefusals } from './botRights.ts';
 import type { Issue } from './issues.ts';
 import { afterUpdate, planDeliveries } from './lifecycle.ts';
 import { type QueueLimits, queueFullProblem } from './messageQueue.ts';
-import type { EndpointRecord } from './record.ts';
+import type { EndpointRecord, Platform } from './record.ts';
 import type { Decision, MessageState } from './row.ts';
 import { applyUpdate, type UpdateParams, type UpdatePolicy } from './update.ts';
 
@@ -59,4 +61,24 @@ export function decideUpdate(current: CommittedRow, params: UpdateParams, contex
     write: { ...row, recordJson: json, deliveries, ...(messages && { messages }) },
     result: { kind: 'ok', record: row.record, json, queued: deliveries.length, state: row.state },
   };
+}
+
+/**
+ * updateEndpoint for a request acting for `acting` (a bot key's platform; undefined: the endpoint's
+ * token or the admin token, which may change anything): what the key may not do is refused with
+ * nothing applied (botRights.ts), else the update is decided.
+ */
+export function decideUpdateAs(
+  acting: Platform | undefined,
+  current: CommittedRow & { record: EndpointRecord },
+  params: UpdateParams,
+  context: UpdateContext,
+): Decision<UpdateResult | Forbidden> {
+  if (acting !== undefined) {
+    const refusal = platformRefusal(acting, params.sender, 'sender');
+    if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
+    const forbidden = forbiddenFor(acting, updateRefusals(current.record, acting, params, current.state.queue));
+    if (forbidden) return { result: forbidden };
+  }
+  return decideUpdate(current, params, context);
 }

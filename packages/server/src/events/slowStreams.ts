@@ -1,7 +1,7 @@
 // The process-wide budget of slow event streams. A stream is slow while it waits for its client to take
 // what was written (its socket's write() returned false); what it holds then (bytes queued in the
 // process and not yet taken, plus events read and not yet written) stays in memory until the client
-// reads. Each stream holds little (one read of the event log at most, see session.ts), but many slow
+// reads. Each stream holds little (one read of the event log at most, see endpointStream.ts), but many slow
 // streams together could still hold a lot: past the budget, the streams holding the most are ended
 // (those waiting for a second or more first), which drops what they hold, and their clients resume
 // with Last-Event-ID.

@@ -1,7 +1,8 @@
 import { createBot as provision, MAX_BOTS } from '../admin/bots.ts';
 import type { Platform } from '../domain/record.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, reply } from '../http/operations.ts';
+import type { Handler } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 import { HttpProblem } from '../http/problem.ts';
 
 export const createBot =
@@ -14,5 +15,5 @@ export const createBot =
     if (outcome.kind === 'full') throw new HttpProblem(409, `The service has its ${MAX_BOTS} bots; delete one first.`);
     bots.invalidate();
     logger.info({ bot: id, platform }, 'bot created');
-    reply(res, 'createBot', 201, outcome.issued);
+    respond(res, 'createBot').json(201, outcome.issued);
   };

@@ -1,7 +1,8 @@
 import { createEndpoint as provision, existingTokenProblem } from '../admin/endpoints.ts';
 import { reservedIdProblem } from '../domain/reservedIds.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, reply } from '../http/operations.ts';
+import type { Handler } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 import { HttpProblem, invalid } from '../http/problem.ts';
 
 export const createEndpoint =
@@ -16,5 +17,5 @@ export const createEndpoint =
     const issued = await provision(store, id, token);
     if (!issued) throw new HttpProblem(409, 'An endpoint with this ID already exists.');
     logger.info({ endpoint: id, tokenSource: token === undefined ? 'issued' : 'migrated' }, 'endpoint created');
-    reply(res, 'createEndpoint', 201, issued);
+    respond(res, 'createEndpoint').json(201, issued);
   };

@@ -1,6 +1,7 @@
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam } from '../http/operations.ts';
 import { HttpProblem } from '../http/problem.ts';
+import { respond } from '../http/respond.ts';
 
 export const deleteBot =
   ({ store, bots, events, logger }: AppDeps): Handler =>
@@ -10,5 +11,5 @@ export const deleteBot =
     bots.invalidate();
     events.endBot(id);
     logger.info({ bot: id }, 'bot deleted');
-    res.status(204).end();
+    respond(res, 'deleteBot').empty(204);
   };

@@ -1,4 +1,5 @@
 import type { Handler } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 import { VERSION } from '../version.ts';
 
 /** Fixed text: no request value is ever written into it, so nothing needs escaping. */
@@ -10,5 +11,5 @@ const PAGE =
   '</ul>\n</body>\n</html>\n';
 
 export const getHomePage = (): Handler => (_req, res) => {
-  res.type('html').send(PAGE);
+  respond(res, 'getHomePage').text(200, 'html', PAGE);
 };

@@ -1,5 +1,5 @@
 import type { Handler } from '../http/operations.ts';
-import { reply } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 import { VERSION } from '../version.ts';
 
-export const getLiveness = (): Handler => (_req, res) => reply(res, 'getLiveness', 200, { status: 'ok', version: VERSION });
+export const getLiveness = (): Handler => (_req, res) => respond(res, 'getLiveness').json(200, { status: 'ok', version: VERSION });

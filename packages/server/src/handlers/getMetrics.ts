@@ -1,11 +1,9 @@
 import type { AppDeps } from '../http/deps.ts';
 import type { Handler } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 
 export const getMetrics =
   ({ metrics }: AppDeps): Handler =>
   async (_req, res) => {
-    res
-      .status(200)
-      .type(metrics.registry.contentType)
-      .send(await metrics.registry.metrics());
+    respond(res, 'getMetrics').text(200, metrics.registry.contentType, await metrics.registry.metrics());
   };

@@ -1,5 +1,6 @@
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, reply } from '../http/operations.ts';
+import type { Handler } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 
 const STORE_PING_TIMEOUT_MS = 1000;
 
@@ -18,8 +19,8 @@ function pingWithin(ping: Promise<void>, ms: number): Promise<boolean> {
 export const getReadiness =
   ({ store, readiness }: AppDeps): Handler =>
   async (_req, res) => {
-    if (readiness.draining) return reply(res, 'getReadiness', 503, { status: 'not_ready', checks: { server: 'draining' } });
+    if (readiness.draining) return respond(res, 'getReadiness').json(503, { status: 'not_ready', checks: { server: 'draining' } });
     const storeOk = await pingWithin(store.ping(), STORE_PING_TIMEOUT_MS);
-    if (!storeOk) return reply(res, 'getReadiness', 503, { status: 'not_ready', checks: { store: 'unavailable' } });
-    reply(res, 'getReadiness', 200, { status: 'ready', checks: { store: 'ok' } });
+    if (!storeOk) return respond(res, 'getReadiness').json(503, { status: 'not_ready', checks: { store: 'unavailable' } });
+    respond(res, 'getReadiness').json(200, { status: 'ready', checks: { store: 'ok' } });
   };

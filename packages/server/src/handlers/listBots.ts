@@ -1,9 +1,10 @@
 import { listBots as list } from '../admin/bots.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, reply } from '../http/operations.ts';
+import type { Handler } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 
 export const listBots =
   ({ store }: AppDeps): Handler =>
   async (_req, res) => {
-    reply(res, 'listBots', 200, await list(store));
+    respond(res, 'listBots').json(200, await list(store));
   };

@@ -1,9 +1,10 @@
 import { platformRefusal } from '../domain/actingPlatform.ts';
 import { PLATFORM_BITS, statusOf } from '../domain/messageQueue.ts';
 import { type Message, PLATFORMS, type Platform } from '../domain/record.ts';
-import { actingPlatform, authenticate } from '../http/authenticate.ts';
+import { actingPlatform, authenticate } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam, queryOf, reply } from '../http/operations.ts';
+import { type Handler, pathParam, queryOf } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 import { forbidden, unauthorized } from '../http/problem.ts';
 import type { LoggedMessage } from '../store/messageLog.ts';
 
@@ -33,7 +34,7 @@ export const listMessages =
     // One more than listed: whether more follow is known without counting them.
     const messages = await store.messages.list(id, after, Math.min(limit, MESSAGE_PAGE.max) + 1, platform);
     const listed = messages.slice(0, limit);
-    reply(res, 'listMessages', 200, {
+    respond(res, 'listMessages').json(200, {
       messages: listed.map((m) => item(m, platform)),
       more: messages.length > listed.length,
       newest: found.state.seq,

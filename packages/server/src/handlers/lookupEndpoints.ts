@@ -1,8 +1,9 @@
 import { takesPart } from '../domain/botRights.ts';
 import type { Platform } from '../domain/record.ts';
-import { authenticateBot, presentsAdminToken } from '../http/authenticate.ts';
+import { authenticateBot, presentsAdminToken } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, queryOf, reply } from '../http/operations.ts';
+import { type Handler, queryOf } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 import { HttpProblem, KEY_OR_ADMIN_UNAUTHORIZED_DETAIL } from '../http/problem.ts';
 import type { ChannelMatch, EndpointStore } from '../store/port.ts';
 
@@ -34,14 +35,14 @@ export const lookupEndpoints =
     if (!bot || bot.platform === platform) {
       // One more than listed: whether there are more is known without counting them all.
       const found = await store.endpoints.lookupChannel(platform, channel, LOOKUP_MAX_MATCHES + 1);
-      return reply(res, 'lookupEndpoints', 200, {
+      return respond(res, 'lookupEndpoints').json(200, {
         matches: found.slice(0, LOOKUP_MAX_MATCHES),
         truncated: found.length > LOOKUP_MAX_MATCHES,
       });
     }
     const scanned = await store.endpoints.lookupChannel(platform, channel, LOOKUP_MAX_SCANNED);
     const found = await whereTakingPart(store, scanned, bot.platform);
-    reply(res, 'lookupEndpoints', 200, {
+    respond(res, 'lookupEndpoints').json(200, {
       matches: found.slice(0, LOOKUP_MAX_MATCHES),
       truncated: found.length > LOOKUP_MAX_MATCHES || scanned.length === LOOKUP_MAX_SCANNED,
     });

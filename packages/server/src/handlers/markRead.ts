@@ -1,14 +1,11 @@
-import { platformRefusal, platformToMark } from '../domain/actingPlatform.ts';
-import { decideMarkRead, type MarkReadResult } from '../domain/lifecycle.ts';
-import type { Platform } from '../domain/record.ts';
-import { type Actor, actingPlatform, authenticate, presentsBotKey } from '../http/authenticate.ts';
-import { viewFor as redactedView } from '../http/botView.ts';
+import { decideMarkReadAs, type MarkReadAsResult } from '../domain/lifecycle.ts';
+import { type Actor, actingPlatform, authenticate, presentsBotKey, type Unauthenticated } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
+import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
-import { setShownNumber, viewFor } from '../http/recordView.ts';
-
-type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string };
+import { seenBy } from '../http/record/botView.ts';
+import { shownRecord } from '../http/record/recordView.ts';
+import { respond } from '../http/respond.ts';
 
 export const markRead =
   ({ store, bots, adminTokenHash, validateResponses }: AppDeps): Handler =>
@@ -27,16 +24,10 @@ export const markRead =
     }
     const id = pathParam(req, 'endpoint');
     let actor: Actor | undefined;
-    let marked: Platform | undefined;
-    const result = await store.endpoints.update<MarkReadResult | Refused | { kind: 'no platform' }>(id, (current) => {
+    const result = await store.endpoints.update<MarkReadAsResult | Unauthenticated>(id, (current) => {
       actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
-      const acting = actingPlatform(actor);
-      const refusal = platformRefusal(acting, named, 'platform');
-      if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
-      marked = platformToMark(acting, named);
-      if (marked === undefined) return { result: { kind: 'no platform' } };
-      return decideMarkRead(current, marked, number);
+      return decideMarkReadAs(actingPlatform(actor), named, current, number);
     });
     if (result.kind === 'unauthorized' || !actor) throw unauthorized();
     if (result.kind === 'no platform') {
@@ -47,9 +38,7 @@ export const markRead =
       throw new HttpProblem(409, `There is no message ${number} (the newest is ${result.newest}); nothing was marked.`);
     }
     // The record as this platform now sees it: the next message it has to relay.
-    const { row } = result;
-    const view = await viewFor(store, id, { record: row.record, recordJson: JSON.stringify(row.record), state: row.state }, marked);
-    setShownNumber(res, view);
-    const seen = redactedView(actor, view.record(), view.json);
-    replyJsonText(res, 'markRead', 200, seen.json, () => seen.record, validateResponses);
+    const { row, platform } = result;
+    const view = await shownRecord(store, id, { record: row.record, recordJson: JSON.stringify(row.record), state: row.state }, platform);
+    respond(res, 'markRead').jsonText(200, seenBy(actor, view), { messageNumber: view.number, validateResponses });
   };

@@ -1,12 +1,12 @@
-import { decideRemoval, type RemovalResult } from '../domain/removal.ts';
-import { refusalDetail, removalRefusals } from '../domain/botRights.ts';
-import type { Issue } from '../domain/issues.ts';
-import { type Actor, actingPlatform, authenticate } from '../http/authenticate.ts';
-import { viewFor } from '../http/botView.ts';
+import type { Forbidden } from '../domain/botRights.ts';
+import { decideRemovalAs, type RemovalResult } from '../domain/removal.ts';
+import { type Actor, actingPlatform, authenticate, type Unauthenticated } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { setMessageNumber } from '../http/messageNumber.ts';
-import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
+import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { forbidden, invalid, unauthorized } from '../http/problem.ts';
+import { seenBy } from '../http/record/botView.ts';
+import { pendingNumber } from '../http/record/messageNumber.ts';
+import { respond } from '../http/respond.ts';
 
 export const removeFromEndpoint =
   ({ store, bots, adminTokenHash, validateResponses }: AppDeps): Handler =>
@@ -14,20 +14,17 @@ export const removeFromEndpoint =
     const { token: _token, ...params } = queryOf(req, 'removeFromEndpoint');
     // Authentication, the removal rules and the outbox commit in one transaction.
     let actor: Actor | undefined;
-    type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string; issues: Issue[] };
-    const result = await store.endpoints.update<RemovalResult | Refused>(pathParam(req, 'endpoint'), (current) => {
+    const result = await store.endpoints.update<RemovalResult | Forbidden | Unauthenticated>(pathParam(req, 'endpoint'), (current) => {
       actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
-      const acting = actingPlatform(actor);
-      const issues = acting === undefined ? [] : removalRefusals(current.record, acting, params);
-      if (acting !== undefined && issues.length > 0)
-        return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
-      return decideRemoval(current, params);
+      return decideRemovalAs(actingPlatform(actor), current, params);
     });
     if (result.kind === 'unauthorized' || !actor) throw unauthorized();
     if (result.kind === 'forbidden') throw forbidden(result.detail, result.issues);
     if (result.kind === 'invalid') throw invalid(result.issues);
-    setMessageNumber(res, result.state);
-    const view = viewFor(actor, result.record, result.json);
-    replyJsonText(res, 'removeFromEndpoint', 200, view.json, () => view.record, validateResponses);
+    const committed = { json: result.json, parsed: () => result.record };
+    respond(res, 'removeFromEndpoint').jsonText(200, seenBy(actor, committed), {
+      messageNumber: pendingNumber(result.state),
+      validateResponses,
+    });
   };

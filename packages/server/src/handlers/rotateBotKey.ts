@@ -1,6 +1,7 @@
 import { rotateBotKey as rotate } from '../admin/bots.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam, reply } from '../http/operations.ts';
+import { type Handler, pathParam } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 import { HttpProblem } from '../http/problem.ts';
 
 export const rotateBotKey =
@@ -13,5 +14,5 @@ export const rotateBotKey =
     bots.invalidate();
     events.endBot(id);
     logger.info({ bot: id }, 'bot key rotated');
-    reply(res, 'rotateBotKey', 200, issued);
+    respond(res, 'rotateBotKey').json(200, issued);
   };

@@ -1,6 +1,7 @@
 import { rotateEndpointToken as rotate } from '../admin/endpoints.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam, reply } from '../http/operations.ts';
+import { type Handler, pathParam } from '../http/operations.ts';
+import { respond } from '../http/respond.ts';
 import { HttpProblem } from '../http/problem.ts';
 
 export const rotateEndpointToken =
@@ -10,5 +11,5 @@ export const rotateEndpointToken =
     const issued = await rotate(store, id);
     if (!issued) throw new HttpProblem(404, 'No endpoint has this ID.');
     logger.info({ endpoint: id }, 'endpoint token rotated');
-    reply(res, 'rotateEndpointToken', 200, issued);
+    respond(res, 'rotateEndpointToken').json(200, issued);
   };

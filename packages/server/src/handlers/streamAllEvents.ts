@@ -2,10 +2,9 @@ import type { Request } from 'express';
 import type { Platform } from '../domain/record.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, queryOf } from '../http/operations.ts';
-import { authenticateBot, presentsAdminToken } from '../http/authenticate.ts';
+import { authenticateBot, presentsAdminToken } from '../http/auth/authenticate.ts';
 import { HttpProblem, KEY_OR_ADMIN_UNAUTHORIZED_DETAIL } from '../http/problem.ts';
-import { openAllChangesStream } from '../events/allChangesSession.ts';
-import { resumeAtPosition } from '../events/session.ts';
+import { openAllChangesStream, resumeAtPosition } from '../events/allChangesStream.ts';
 
 /** When a credential has all the streams it may: a client that reconnects in a loop waits this long. */
 const STREAM_RETRY_AFTER_SECONDS = 10;
@@ -61,7 +60,7 @@ export const streamAllEvents =
     openAllChangesStream({
       store,
       streams: events,
-      key: access.key,
+      budgetKey: access.key,
       bot: access.bot,
       platform: access.platform,
       stillAllowed: access.stillAllowed,

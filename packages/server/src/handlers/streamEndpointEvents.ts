@@ -1,8 +1,9 @@
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, unauthorized } from '../http/problem.ts';
-import { openEventStream, resumePoint } from '../events/session.ts';
-import { authenticate } from '../http/authenticate.ts';
+import { resumePoint } from '../events/endpointEvents.ts';
+import { openEndpointStream } from '../events/endpointStream.ts';
+import { authenticate } from '../http/auth/authenticate.ts';
 
 /** When an endpoint has all the streams it may: a client that reconnects in a loop waits this long. */
 const STREAM_RETRY_AFTER_SECONDS = 10;
@@ -13,7 +14,7 @@ const STREAM_RETRY_AFTER_SECONDS = 10;
  */
 export const botStreamsKey = (bot: string) => `bot:${bot}`;
 
-/** A text/event-stream of the record's committed changes; the format is in the spec and session.ts. */
+/** A text/event-stream of the record's committed changes; the format is in the spec and events/endpointEvents.ts. */
 export const streamEndpointEvents =
   ({ store, bots, adminTokenHash, events, logger }: AppDeps): Handler =>
   async (req, res) => {
@@ -36,7 +37,7 @@ export const streamEndpointEvents =
           : `This endpoint has ${limit} event streams open on this server; close one or retry later.`,
       );
     }
-    openEventStream({
+    openEndpointStream({
       store,
       streams: events,
       endpointId,

@@ -1,16 +1,14 @@
 import { webhookBody } from '../delivery/payload.ts';
-import { platformRefusal } from '../domain/actingPlatform.ts';
-import { refusalDetail, updateRefusals } from '../domain/botRights.ts';
-import type { Issue } from '../domain/issues.ts';
-import { decideUpdate, type UpdateResult } from '../domain/updateDecision.ts';
-import { type Actor, actingPlatform, authenticate } from '../http/authenticate.ts';
-import { viewFor as redactedView } from '../http/botView.ts';
+import type { Forbidden } from '../domain/botRights.ts';
+import { decideUpdateAs, type UpdateResult } from '../domain/updateDecision.ts';
+import { type Actor, actingPlatform, authenticate, type Unauthenticated } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { type Handler, pathParam, queryOf, replyJsonText } from '../http/operations.ts';
+import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
-import { setShownNumber, viewFor } from '../http/recordView.ts';
-
-type Refused = { kind: 'unauthorized' } | { kind: 'forbidden'; detail: string; issues?: Issue[] };
+import { seenBy } from '../http/record/botView.ts';
+import { pendingNumber } from '../http/record/messageNumber.ts';
+import { type RecordView, shownRecord } from '../http/record/recordView.ts';
+import { respond } from '../http/respond.ts';
 
 /** What a client refused for a full queue is told to wait: platforms read at bot speed. */
 export const QUEUE_FULL_RETRY_AFTER_SECONDS = 5;
@@ -33,16 +31,10 @@ export const updateEndpoint =
     const id = pathParam(req, 'endpoint');
     // Authentication, the update rules, the lifecycle, the message log and the outbox all commit in one transaction.
     let actor: Actor | undefined;
-    const result = await store.endpoints.update<UpdateResult | Refused>(id, (current) => {
+    const result = await store.endpoints.update<UpdateResult | Forbidden | Unauthenticated>(id, (current) => {
       actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
-      const acting = actingPlatform(actor);
-      const refusal = platformRefusal(acting, params.sender, 'sender');
-      if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
-      const issues = acting === undefined ? [] : updateRefusals(current.record, acting, params, current.state.queue);
-      if (acting !== undefined && issues.length > 0)
-        return { result: { kind: 'forbidden', detail: refusalDetail(acting, issues), issues } };
-      return decideUpdate(current, params, context);
+      return decideUpdateAs(actingPlatform(actor), current, params, context);
     });
     if (result.kind === 'unauthorized' || !actor) throw unauthorized();
     if (result.kind === 'forbidden') throw forbidden(result.detail, result.issues);
@@ -54,11 +46,9 @@ export const updateEndpoint =
     if (result.queued > 0) onDeliveriesQueued();
     // A check is answered as the caller reads the record; a change, with the record as committed
     // (its meta showing the newest message: with trigger=true, the one just accepted).
-    const view =
+    const view: RecordView =
       params.only_check === true
-        ? await viewFor(store, id, { record: result.record, recordJson: result.json, state: result.state }, actingPlatform(actor))
-        : { json: result.json, record: () => result.record, number: result.state.pendingSince === null ? undefined : result.state.seq };
-    setShownNumber(res, view);
-    const seen = redactedView(actor, view.record(), view.json);
-    replyJsonText(res, 'updateEndpoint', 200, seen.json, () => seen.record, validateResponses);
+        ? await shownRecord(store, id, { record: result.record, recordJson: result.json, state: result.state }, actingPlatform(actor))
+        : { json: result.json, parsed: () => result.record, number: pendingNumber(result.state) };
+    respond(res, 'updateEndpoint').jsonText(200, seenBy(actor, view), { messageNumber: view.number, validateResponses });
   };

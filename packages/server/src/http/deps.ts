@@ -4,7 +4,7 @@ import type { EventStreams } from '../events/streams.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { EndpointStore } from '../store/port.ts';
-import type { RateLimits } from './rateLimits.ts';
+import type { RateLimits } from './auth/rateLimits.ts';
 
 export interface Readiness {
   /** Set on shutdown: readiness turns false so load balancers drain the instance. */

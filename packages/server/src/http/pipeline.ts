@@ -4,6 +4,7 @@
 // middlewares run in order behind one layer, with Express's contract: each calls `next()` (or
 // `next('route')`) to go on or `next(error)` to stop, may throw or return a rejected promise, and an
 // error skips to the app's error handler.
+// Buys: GET −9% CPU and +10% requests/s, updates −5% CPU (BENCHMARKS.md, 8aeba2b).
 import type { RequestHandler } from 'express';
 
 export function inOneLayer(middlewares: RequestHandler[]): RequestHandler {

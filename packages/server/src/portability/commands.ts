@@ -1,24 +1,12 @@
 // The CLI's `export` and `import` subcommands (moving a store, migrating from the original service).
 import type { Command } from 'commander';
-import { type AppConfig, loadConfig } from '../config.ts';
-import { readEnvironment } from '../envFile.ts';
-import { openStore } from '../store/open.ts';
+import { withStore } from '../cliStore.ts';
+import type { AppConfig } from '../config.ts';
 import type { EndpointStore } from '../store/port.ts';
 import { exportStore, importFile } from './exportImport.ts';
 import { OriginalLayoutError, importFromOriginal } from './fromOriginal.ts';
 import { fileSink, stdoutSink } from './output.ts';
 import { loadSpecSchemas } from './specSchemas.ts';
-
-/** Runs `work` on the store the environment configures (as the server reads it) and exits with its code. */
-async function withStore(work: (store: EndpointStore, config: AppConfig) => Promise<number>): Promise<void> {
-  const config = loadConfig(readEnvironment(process.env, process.cwd()).env);
-  const store = await openStore(config.store);
-  try {
-    process.exitCode = await work(store, config);
-  } finally {
-    await store.close();
-  }
-}
 
 /** Exit code of an import from the original that imported the rest but refused some values or endpoints. */
 export const EXIT_SOME_REFUSED = 2;
@@ -49,7 +37,7 @@ export function addPortabilityCommands(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      return withStore((store, config) =>
+      return withStore((store, { config }) =>
         orFileProblem(() => (file !== undefined ? runImport(store, file) : runImportFromOriginal(store, opts.fromOriginal!, config))),
       );
     });

@@ -8,7 +8,7 @@ import type { UpdatePolicy } from '../domain/update.ts';
 import type { EndpointSnapshot, EndpointStore } from '../store/port.ts';
 import { hashToken } from '../tokens.ts';
 import { reservedIdProblem } from '../domain/reservedIds.ts';
-import { type FieldRefusal, mapOriginalRecord } from './originalRecord.ts';
+import { type FieldRefusal, mapOriginalRecord, parseOriginalJson } from './originalRecord.ts';
 import type { SpecSchemas } from './specSchemas.ts';
 
 /** The largest `<id>.json` read (a record at every list's limit is far smaller). */
@@ -114,7 +114,7 @@ export async function importFromOriginal(store: EndpointStore, folder: string, o
       return void refuseEndpoint(id, `${file} is larger than ${MAX_RECORD_FILE_BYTES} bytes`);
     let raw: unknown;
     try {
-      raw = JSON.parse(await readFile(path, 'utf8'));
+      raw = parseOriginalJson(await readFile(path, 'utf8'));
     } catch {
       return void refuseEndpoint(id, `${file} is not JSON`);
     }

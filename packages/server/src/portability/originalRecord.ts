@@ -27,9 +27,49 @@ export interface MappedRecord {
 
 export type ParameterProblem = (name: string, value: unknown) => string | undefined;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const typeName = (v: unknown) =>
-  v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+/**
+ * A number of an original record file, as the file wrote it. The original stored some IDs (Discord's
+ * are 64-bit) as JSON numbers; past 2^53 a double cannot hold them, so a number is kept as its source
+ * text and read as an ID only where an ID belongs.
+ */
+export class SourceNumber {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/**
+ * An original record file's JSON, every number a SourceNumber. The text comes from the third argument
+ * Node 24 (the version the CLI requires) gives a reviver: a primitive's source text.
+ */
+export function parseOriginalJson(text: string): unknown {
+  return JSON.parse(text, (_key, value: unknown, context?: { source: string }) =>
+    typeof value === 'number' ? new SourceNumber(context!.source) : value,
+  );
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof SourceNumber);
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (v instanceof SourceNumber) return 'a number';
+  if (Array.isArray(v)) return 'a list';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/**
+ * An ID as the original stored it: a string, or a number written in digits alone (no sign, fraction or
+ * exponent), read as exactly those digits. Anything else is not an ID (undefined).
+ */
+const idText = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : v instanceof SourceNumber && /^\d+$/.test(v.text) ? v.text : undefined;
+const NOT_AN_ID = 'must be a string, or an ID written as a whole number in digits';
+
+/** A value as the text of the update that sets it: an ID where `id`, otherwise a string only. */
+const textOf = (v: unknown, id: boolean): string | undefined => (id ? idText(v) : typeof v === 'string' ? v : undefined);
+/** Why textOf found no text in `v`. */
+const notText = (v: unknown, id: boolean) => `${id ? NOT_AN_ID : 'must be a string'} (found ${typeName(v)})`;
 
 /** A value of an update: the parameter that sets it and where it stands in the original record. */
 interface Setting {
@@ -133,8 +173,9 @@ function applyBridgeRows(b: RecordBuilder, config: Record<string, unknown>): voi
     for (const { list, kind, platform } of lists) {
       if (i >= list.length) continue;
       const field = `config.${kind}s.${ORIGINAL_NAME[platform]}[${i}]`;
-      const value = list[i];
-      if (typeof value !== 'string') problems.set(field, `must be a string (found ${typeName(value)})`);
+      // A channel is an ID; a webhook is a URL.
+      const value = textOf(list[i], kind === 'channel');
+      if (value === undefined) problems.set(field, notText(list[i], kind === 'channel'));
       else settings.push({ parameter: `${kind}_${platform}`, value, field });
     }
     if (problems.size === 0) {
@@ -170,14 +211,15 @@ function applyLogs(b: RecordBuilder, config: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(logs)) {
     const platform = ORIGINAL_PLATFORMS[name];
     const field = `config.logs.${name}`;
+    const channel = idText(value);
     if (!platform) b.refuse(field, 'not a platform chatbridge bridges');
     else if (value === null) continue;
-    else if (typeof value !== 'string') b.refuse(field, `must be a string or null (found ${typeName(value)})`);
-    else for (const [f, reason] of b.apply([{ parameter: `log_${platform}`, value, field }])) b.refuse(f, reason);
+    else if (channel === undefined) b.refuse(field, `${NOT_AN_ID}, or null (found ${typeName(value)})`);
+    else for (const [f, reason] of b.apply([{ parameter: `log_${platform}`, value: channel, field }])) b.refuse(f, reason);
   }
 }
 
-/** Blacklist words and allowed IDs: each element on its own, as the update that appends it. */
+/** Blacklist words (strings) and allowed IDs (IDs): each element on its own, as the update that appends it. */
 function applyList(
   b: RecordBuilder,
   config: Record<string, unknown>,
@@ -185,10 +227,11 @@ function applyList(
   parameter: 'blacklist' | 'allowed_ids',
 ): void {
   const list = listAt(b, config, key, `config.${key}`);
-  for (const [i, value] of (list ?? []).entries()) {
+  for (const [i, element] of (list ?? []).entries()) {
     const field = `config.${key}[${i}]`;
-    if (typeof value !== 'string') {
-      b.refuse(field, `must be a string (found ${typeName(value)})`);
+    const value = textOf(element, key === 'allowed-ids');
+    if (value === undefined) {
+      b.refuse(field, notText(element, key === 'allowed-ids'));
       continue;
     }
     // The update splits its value at commas: the element would not be kept as it is.
@@ -217,7 +260,10 @@ function applyFlag(b: RecordBuilder, config: Record<string, unknown>, key: 'isbe
   for (const [f, reason] of b.apply([setting])) b.refuse(f, reason);
 }
 
-/** Maps the original record; undefined when it is not a record at all (no `config` object). */
+/**
+ * Maps the original record, as parseOriginalJson read it (a plain JavaScript number is not an ID: its
+ * digits may already be lost); undefined when it is not a record at all (no `config` object).
+ */
 export function mapOriginalRecord(raw: unknown, policy: UpdatePolicy, parameterProblem: ParameterProblem): MappedRecord | undefined {
   if (!isObject(raw) || !isObject(raw.config)) return undefined;
   const config = raw.config;

@@ -3,7 +3,7 @@
 import type { Request } from 'express';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { BotKeyCache } from '../../src/bots/keyCache.ts';
-import { authenticate, authenticateBot } from '../../src/http/authenticate.ts';
+import { authenticate, authenticateBot } from '../../src/http/auth/authenticate.ts';
 import { initialRecord } from '../../src/domain/record.ts';
 import * as tokens from '../../src/tokens.ts';
 

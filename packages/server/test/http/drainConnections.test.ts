@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { drainConnections, HALF_SENT_GRACE_MS } from '../../src/http/drainConnections.ts';
+import { drainConnections, HALF_SENT_GRACE_MS } from '../../src/http/transport/drainConnections.ts';
 
 let server: Server | undefined;
 afterEach(() => {

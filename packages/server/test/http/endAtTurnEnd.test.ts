@@ -2,7 +2,7 @@
 // run, each with its own body, in the order they were made.
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { endAtTurnEnd } from '../../src/http/endAtTurnEnd.ts';
+import { endAtTurnEnd } from '../../src/http/transport/endAtTurnEnd.ts';
 
 function fakeResponse(ended: string[], name: string): ServerResponse {
   return { end: (body: string) => void ended.push(`${name}:${body}`) } as unknown as ServerResponse;

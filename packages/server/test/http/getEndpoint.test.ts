@@ -5,7 +5,7 @@ const h = useServer();
 
 describe('getEndpoint', () => {
   it("when 300 reads of 30 endpoints arrive at once, then each answer is its own endpoint's record", async () => {
-    // The responses of one turn are ended together (http/endAtTurnEnd.ts): none may go to another request.
+    // The responses of one turn are ended together (http/transport/endAtTurnEnd.ts): none may go to another request.
     const endpoints = await Promise.all(Array.from({ length: 30 }, () => h.endpoint('many')));
     await Promise.all(endpoints.map(({ id, token }, i) => h.client.updateEndpoint(id, token, { message_content: `content of ${i}` })));
     const reads = Array.from({ length: 300 }, (_, n) => n % 30);
@@ -80,7 +80,7 @@ describe('getEndpoint', () => {
 });
 
 // Production replies without validating responses, straight to node:http with a Content-Length the
-// row keeps (http/operations.ts); the tests above validate every response, so this runs both ways.
+// row keeps (http/respond.ts); the tests above validate every response, so this runs both ways.
 describe.each([
   { validateResponses: true, path: 'validated responses' },
   { validateResponses: false, path: "production's direct reply" },

@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { measureGroupCommits } from '../../src/observability/instrumentStore.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
-import { SLOW_CLIENT_LIMITS } from '../../src/server.ts';
+import { SLOW_CLIENT_LIMITS } from '../../src/http/transport/requestLimits.ts';
 import type { EndpointStore, GroupCommitTiming } from '../../src/store/port.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { useServer } from './harness.ts';

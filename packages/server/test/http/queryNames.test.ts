@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { bundledSpecPath } from '@chatbridge/api';
-import { queryNameIssues, queryNamesByOperation } from '../../src/http/queryNames.ts';
+import { queryNameIssues, queryNamesByOperation } from '../../src/http/request/queryNames.ts';
+import { loadSpecIndex } from '../../src/spec/specIndex.ts';
 
-const names = queryNamesByOperation(bundledSpecPath);
+const names = queryNamesByOperation(loadSpecIndex());
 
 describe('query names (what the validator leaves to us)', () => {
   it('when a query holds several unknown names and empty values, then each one is named, not only the first', () => {

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
-import { parseQueryOnce, queryParser } from '../../src/http/requestHygiene.ts';
+import { parseQueryOnce, queryParser } from '../../src/http/request/queryParser.ts';
 
 /** An app whose middlewares read `req.query` as the hygiene check and the validator do. */
 async function withApp(run: (origin: string, parses: () => number) => Promise<void>): Promise<void> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { forgetExpiredBlocks } from '../../src/http/rateLimits.ts';
+import { forgetExpiredBlocks } from '../../src/http/auth/rateLimits.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
 import { raw } from './harness.ts';
 

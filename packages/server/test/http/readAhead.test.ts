@@ -2,7 +2,7 @@
 // the handler instead of a second read, and harmless when nobody uses it.
 import type { Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import { readAhead, readEndpoint } from '../../src/http/readAhead.ts';
+import { readAhead, readEndpoint } from '../../src/http/request/readAhead.ts';
 import type { EndpointStore, StoredEndpoint } from '../../src/store/port.ts';
 
 /** A store whose reads are counted and answered by `answer`. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../../src/http/redactUrl.ts';
+import { redactUrl } from '../../src/http/observe/redactUrl.ts';
 
 const TOKEN = 'cbt_MgzDdX6_OSnt3agZ0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPqEsU';
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import helmet from 'helmet';
 import { describe, expect, it } from 'vitest';
-import { JSON_API_HEADERS, securityHeaders } from '../../src/http/securityHeaders.ts';
+import { JSON_API_HEADERS, securityHeaders } from '../../src/http/transport/securityHeaders.ts';
 
 const OPTIONS = JSON_API_HEADERS.helmet;
 

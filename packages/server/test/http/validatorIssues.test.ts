@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { describe, expect, it } from 'vitest';
-import { issueFromValidator, memberSegments } from '../../src/http/validatorIssues.ts';
+import { issueFromValidator, memberSegments } from '../../src/http/request/validatorIssues.ts';
 
 const request = (body: unknown) => ({ body, query: {}, originalUrl: '/admin/endpoints' }) as unknown as Request;
 const additional = (path: string) => ({

@@ -3,13 +3,15 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { initialRecord } from '../../src/domain/record.ts';
 import { parseBodyLine } from '../../src/portability/exportFormat.ts';
 import { mapOriginalRecord } from '../../src/portability/originalRecord.ts';
 import { loadSpecSchemas } from '../../src/portability/specSchemas.ts';
+import { openStore } from '../../src/store/open.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { tokenMatchesDigest } from '../../src/tokens.ts';
+import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 import { chatbridge } from './cliRun.ts';
 
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'original');
@@ -119,6 +121,70 @@ describe('chatbridge import --from-original', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('tokens.json');
   });
+});
+
+describe('chatbridge import --from-original, IDs the original stored as JSON numbers', () => {
+  // Written as the original wrote them: numbers, one past 2^53 (a double would round it to
+  // 123456789012345680000), beside strings; 1.5 and -3 are numbers but not IDs, and 42 is not a word.
+  const RECORD = `{"config": {"isbeta": false, "self-user": false,
+    "channels": {"discord": [123456789012345678901, 912345678901234001, 1.5, -3],
+                 "guilded": ["guilded-chan-0", "guilded-chan-1", "guilded-chan-2", "guilded-chan-3"]},
+    "logs": {"discord": 912345678901234999},
+    "allowed-ids": [98765432109876543210, "912345678901234567"],
+    "blacklist": [42, "spam"]}}`;
+  const databases: ScratchDatabase[] = [];
+  afterAll(async () => {
+    await Promise.all(databases.map((d) => d.drop()));
+  });
+  const scratchDatabase = async () => {
+    const database = await createScratchDatabase(process.env.DATABASE_URL!);
+    databases.push(database);
+    return database.url;
+  };
+  const stores = [
+    { name: 'SQLite', scratch: async (dir: string) => join(dir, 'store.sqlite') },
+    ...(process.env.DATABASE_URL ? [{ name: 'PostgreSQL', scratch: scratchDatabase }] : []),
+  ];
+
+  it.each(stores)(
+    'when channel, log and allowed IDs are numbers, then $name keeps their exact digits and refuses the numbers that are not IDs',
+    async ({ scratch }) => {
+      const dir = mkdtempSync(join(tmpdir(), 'chatbridge-original-'));
+      writeFileSync(join(dir, 'numbers.json'), RECORD);
+      writeFileSync(join(dir, 'tokens.json'), JSON.stringify({ numbers: tokens.community_b }));
+      const location = await scratch(dir);
+
+      const result = await chatbridge(location, 'import', '--from-original', dir);
+      expect(result.code).toBe(2);
+      expect(refusedFields(result.stdout)).toEqual(
+        [
+          'numbers config.channels.discord[2]', // 1.5
+          'numbers config.channels.guilded[2]', // dropped with its row
+          'numbers config.channels.discord[3]', // -3
+          'numbers config.channels.guilded[3]',
+          'numbers config.blacklist[0]', // 42: a blacklist word is a string
+        ].sort(),
+      );
+      expect(result.stdout).toMatch(/refused numbers: config\.channels\.discord\[2\]: must be a string, or an ID .*\(found a number\)/);
+      expect(result.stdout).toMatch(/^1 imported, 0 unchanged, 0 endpoints refused, 5 values refused$/m);
+
+      const store = await openStore(
+        location.startsWith('postgres')
+          ? { kind: 'postgres', databaseUrl: location, poolSize: 1 }
+          : { kind: 'sqlite', sqlitePath: location },
+      );
+      try {
+        const { config } = (await store.endpoints.get('numbers'))!.record;
+        expect(config.channels.chat_a).toEqual(['123456789012345678901', '912345678901234001']);
+        expect(config.channels.chat_b).toEqual(['guilded-chan-0', 'guilded-chan-1']);
+        expect(config.logs.chat_a).toBe('912345678901234999');
+        expect(config['allowed-ids']).toEqual(['98765432109876543210', '912345678901234567']);
+        expect(config.blacklist).toEqual(['spam']);
+      } finally {
+        await store.close();
+      }
+    },
+  );
 });
 
 describe('mapOriginalRecord', () => {
