@@ -1,4 +1,6 @@
+import { globSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -42,6 +44,18 @@ const excluding = (root: string) => [
   ...[...SPAWNING, ...ALONE].filter((f) => f.startsWith(`${root}/`)).map((f) => f.slice(root.length + 1)),
 ];
 
+// The server's unit tests share one module graph per worker (isolate: false): loading the server's
+// modules (Express, the validator, Ajv, zod) anew for each of some eighty files was about half of
+// the project's CPU time, and its modules keep no state between files (each test starts its own
+// server and store). A file that replaces a module (vi.mock) needs a graph of its own, or the mock
+// would miss modules already loaded and reach files after it: those run in the isolated project
+// server-mocks, found by their vi.mock calls.
+const ROOT = fileURLToPath(new URL('.', import.meta.url));
+const MOCKING = globSync('packages/server/test/**/*.test.ts', { cwd: ROOT }).filter((f) =>
+  /\bvi\.(mock|doMock)\(/.test(readFileSync(join(ROOT, f), 'utf8')),
+);
+const inServer = (files: string[]) => files.map((f) => f.slice('packages/server/'.length));
+
 // The files that take longest start first, whatever their project: vitest orders files by project
 // name, then by their durations in its cache (which a fresh clone lacks), and the longest file of the
 // last project would otherwise run on alone at the end. The property tests are most of the run's CPU;
@@ -79,7 +93,19 @@ export default defineConfig({
           name: 'server',
           root: 'packages/server',
           include: ['test/**/*.test.ts'],
-          exclude: excluding('packages/server'),
+          exclude: [...excluding('packages/server'), ...inServer(MOCKING)],
+          setupFiles: unitSetup,
+          testTimeout: 30_000,
+          isolate: false,
+        },
+      },
+      {
+        resolve,
+        ssr: { resolve },
+        test: {
+          name: 'server-mocks',
+          root: 'packages/server',
+          include: inServer(MOCKING),
           setupFiles: unitSetup,
           testTimeout: 30_000,
         },
@@ -94,6 +120,8 @@ export default defineConfig({
           exclude: excluding('packages/client'),
           setupFiles: unitSetup,
           testTimeout: 30_000,
+          // As the server's: one module graph per worker (no client test replaces a module).
+          isolate: false,
         },
       },
       { resolve, ssr: { resolve }, test: { name: 'integration', include: SPAWNING, testTimeout: 30_000, hookTimeout: 60_000 } },

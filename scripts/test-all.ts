@@ -103,7 +103,11 @@ async function vitestRun(label: string, projects: string[], report: string): Pro
 }
 
 mkdirSync('.ci-out', { recursive: true });
-await vitestRun('server, client, integration, contract', ['server', 'client', 'integration', 'contract'], VITEST_REPORT);
+await vitestRun(
+  'server, server-mocks, client, integration, contract',
+  ['server', 'server-mocks', 'client', 'integration', 'contract'],
+  VITEST_REPORT,
+);
 // Timing-bound tests, by themselves once the steps alongside have finished too.
 const alongsideDone = await alongside;
 await vitestRun('alone', ['alone'], '.ci-out/vitest-alone.json');

@@ -74,7 +74,9 @@ async function everyCommandActsOn(dir: string, original: string, named: AppConfi
   }
 }
 
-describe('every CLI command reads chatbridge.env', () => {
+// A test here runs the CLI up to five times in a row: 60 s, as a loaded machine needs (as the export
+// tests' CLI runs get).
+describe('every CLI command reads chatbridge.env', { timeout: 60_000 }, () => {
   it('when chatbridge.env names a SQLite file, then each command acts on that file', async () => {
     const sqlitePath = join(mkdtempSync(join(tmpdir(), 'chatbridge-envfile-store-')), 'named-by-env-file.sqlite');
     const { dir, original } = folderWith(['CHATBRIDGE_STORE=sqlite', `CHATBRIDGE_SQLITE_PATH=${sqlitePath}`]);

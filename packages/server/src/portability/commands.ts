@@ -6,7 +6,12 @@ import type { EndpointStore } from '../store/port.ts';
 import { exportStore, importFile } from './exportImport.ts';
 import { OriginalLayoutError, importFromOriginal } from './fromOriginal.ts';
 import { fileSink, stdoutSink } from './output.ts';
-import { loadSpecSchemas } from './specSchemas.ts';
+
+/**
+ * The spec's schemas, loaded by the imports alone, which check values against them: Ajv and the
+ * spec's YAML are a quarter of a CLI start-up's CPU, which every other command is spared.
+ */
+const specSchemas = async () => (await import('./specSchemas.ts')).loadSpecSchemas();
 
 /** Exit code of an import from the original that imported the rest but refused some values or endpoints. */
 export const EXIT_SOME_REFUSED = 2;
@@ -57,7 +62,7 @@ async function orFileProblem(work: () => Promise<number>, outcome = 'Nothing was
 }
 
 async function runImport(store: EndpointStore, file: string): Promise<number> {
-  const report = await importFile(store, file, loadSpecSchemas());
+  const report = await importFile(store, file, await specSchemas());
   if (report.ok) {
     const bots = report.bots && `; bots: ${report.bots.imported} imported, ${report.bots.unchanged} unchanged`;
     console.log(`${report.imported} imported, ${report.unchanged} unchanged${bots ?? ''}`);
@@ -77,7 +82,7 @@ async function runImport(store: EndpointStore, file: string): Promise<number> {
 async function runImportFromOriginal(store: EndpointStore, folder: string, config: AppConfig): Promise<number> {
   const report = await importFromOriginal(store, folder, {
     policy: { allowPrivateWebhooks: config.allowPrivateWebhooks },
-    schemas: loadSpecSchemas(),
+    schemas: await specSchemas(),
     onRefusal: (id, what, reason) => console.log(`refused ${id}: ${what}: ${reason}`),
   });
   if (report.conflicts.length > 0) {
