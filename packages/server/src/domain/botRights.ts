@@ -41,6 +41,8 @@ const MESSAGE_PARAMETERS = [
   'message_reply',
   'message_reply_message',
   'message_reply_author',
+  'message_id',
+  'message_reply_to',
 ] as const satisfies readonly (keyof UpdateParams)[];
 
 /** The right each updateEndpoint parameter takes (per-platform parameters under their `_X` form). */

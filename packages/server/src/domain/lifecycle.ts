@@ -36,7 +36,7 @@ export function resetToIdle(row: Row): Row {
 }
 
 /** Nothing left unread: the record returns to idle. */
-function settle(row: Row): Row {
+export function settle(row: Row): Row {
   return row.state.queue.length === 0 && isPending(row.record) ? resetToIdle(row) : row;
 }
 
@@ -59,7 +59,8 @@ export function afterUpdate(previous: Pick<Row, 'state'>, record: EndpointRecord
     const message = JSON.stringify(record.meta.message);
     const unread = PLATFORMS.reduce((mask, p) => (record.meta.read[p] ? mask : mask | PLATFORM_BITS[p]), 0);
     const next = enqueue(queue, { n: number, u: unread, at: now, b: Buffer.byteLength(message), s: record.meta.sender });
-    const append = { number, sender: record.meta.sender, senderChannel: record.meta['sender-channel'], message, unread, createdAt: now };
+    const replyTo = record.meta.message.reply.number ?? null;
+    const append = { number, sender: record.meta.sender, senderChannel: record.meta['sender-channel'], message, unread, createdAt: now, replyTo };
     return { row: settle({ record, state: stateOf(number, next) }), messages: { append } };
   }
   if (trigger === false && queue.length > 0) {
@@ -115,18 +116,23 @@ export function expireMessages(row: Row, select: { now: number; ttlMs: number } 
 /**
  * Deliveries the service makes itself for a self-user endpoint's newest message: the bridge is the
  * position of `sender-channel` in the sender's channel list, and each webhook platform other than the
- * sender gets the webhook at that position, if it has one. `payloadFor` returns undefined when the
- * message has nothing a webhook could show.
+ * sender gets the webhook at that position, if it has one. `payloadFor` renders the body for one
+ * receiving platform (a native reply names that platform's copy), undefined when the message has
+ * nothing a webhook could show.
  */
-export function planDeliveries(row: Row, expiresAt: number, payloadFor: (record: EndpointRecord) => string | undefined): DeliveryDraft[] {
+export function planDeliveries(
+  row: Row,
+  expiresAt: number,
+  payloadFor: (record: EndpointRecord, platform: Platform) => string | undefined,
+): DeliveryDraft[] {
   const { config, meta } = row.record;
   if (!config['self-user'] || !isPending(row.record) || meta.sender === null || meta['sender-channel'] === null) return [];
   const bridge = config.channels[meta.sender].indexOf(meta['sender-channel']);
-  const payload = bridge < 0 ? undefined : payloadFor(row.record);
-  if (payload === undefined) return [];
+  if (bridge < 0) return [];
   return WEBHOOK_PLATFORMS.filter((p) => p !== meta.sender && !meta.read[p]).flatMap((platform) => {
     const url = config.webhooks[platform][bridge];
-    return url === undefined ? [] : [{ platform, url, payload, expiresAt }];
+    const payload = url === undefined ? undefined : payloadFor(row.record, platform);
+    return payload === undefined ? [] : [{ platform, url: url!, payload, expiresAt }];
   });
 }
 
@@ -140,18 +146,19 @@ export type MarkReadResult = { kind: 'ok'; row: Row } | { kind: 'no such message
 /**
  * markRead's decision. `named`, when given, is the message the platform relayed; marking a message
  * that platform has read already (or that expired for it) changes nothing and is not an error, so a
- * bot may repeat an acknowledgement. A number that was never issued is refused.
+ * bot may repeat an acknowledgement. A number that was never issued is refused. `copyId`, with
+ * `named`, is the ID of the copy the platform posted: recorded with the message (a repeated report
+ * changes nothing).
  */
-export function decideMarkRead(current: Row, platform: Platform, named: number | undefined): Decision<MarkReadResult> {
+export function decideMarkRead(current: Row, platform: Platform, named: number | undefined, copyId?: string): Decision<MarkReadResult> {
   if (named !== undefined && (named < 1 || named > current.state.seq)) {
     return { result: { kind: 'no such message', newest: current.state.seq } };
   }
   const next = markRead(current, platform, named);
-  if (next.marked === undefined) return { result: { kind: 'ok', row: current } };
-  return {
-    write: { ...next.row, ...(next.messages && { messages: next.messages }) },
-    result: { kind: 'ok', row: next.row },
-  };
+  const ids = copyId !== undefined && named !== undefined ? [{ number: named, platform, id: copyId }] : undefined;
+  if (next.marked === undefined && ids === undefined) return { result: { kind: 'ok', row: current } };
+  const messages = { ...next.messages, ...(ids && { ids }) };
+  return { write: { ...next.row, messages }, result: { kind: 'ok', row: next.row } };
 }
 
 export type MarkReadAsResult =
@@ -170,12 +177,13 @@ export function decideMarkReadAs(
   named: Platform | undefined,
   current: Row,
   number: number | undefined,
+  copyId?: string,
 ): Decision<MarkReadAsResult> {
   const refusal = platformRefusal(acting, named, 'platform');
   if (refusal) return { result: { kind: 'forbidden', detail: refusal } };
   const platform = platformToMark(acting, named);
   if (platform === undefined) return { result: { kind: 'no platform' } };
-  const decision = decideMarkRead(current, platform, number);
+  const decision = decideMarkRead(current, platform, number, copyId);
   const { result } = decision;
   return { ...decision, result: result.kind === 'ok' ? { ...result, platform } : result };
 }

@@ -76,12 +76,37 @@ export interface NewMessage {
   message: string;
   unread: number;
   createdAt: number;
+  /** The number of the message it natively replies to (domain/messageIds.ts), if any. */
+  replyTo?: number | null;
+}
+
+/**
+ * A copy's ID on a platform: the sender's own, or the one a receiving platform's bot (markRead) or
+ * webhook (on delivery) reported. An ID another kept message of that platform has already, or a
+ * second ID for the same copy, is not recorded (the caller refuses a known duplicate beforehand).
+ */
+export interface MessageIdClaim {
+  number: number;
+  platform: Platform;
+  id: string;
+}
+
+/** A logged message's new text: an edit, or a delete (whose text is the initial message's). */
+export interface MessageRewrite {
+  number: number;
+  /** The message object's JSON text. */
+  message: string;
+  /** Epoch ms of the edit or delete. */
+  at: number;
+  deleted: boolean;
 }
 
 /** What a decision writes to the message log, in the row's transaction. */
 export interface MessageLogWrite {
   append?: NewMessage;
   settle?: MessageSettlement[];
+  ids?: MessageIdClaim[];
+  rewrite?: MessageRewrite;
 }
 
 /** The queue's oldest message, or the oldest that `platform` has not read. */
@@ -159,6 +184,16 @@ export function expireQueued(
     if (unread !== 0) next.push({ ...m, u: unread });
   }
   return { queue: next, settle, expired };
+}
+
+/**
+ * Takes message `number` out of the queue for every platform that has not read it, as read: it was
+ * deleted, so none of them is to get it. Nothing changes when no platform has it left to read.
+ */
+export function withdrawQueued(queue: readonly QueuedMessage[], number: number): QueueChange {
+  const target = queue.find((m) => m.n === number);
+  if (!target) return { queue, settle: [] };
+  return { queue: queue.filter((m) => m !== target), settle: [{ number, unread: 0, expired: 0 }] };
 }
 
 /** The queue as the row stores it (JSON text), and back; an empty queue is `[]`. */

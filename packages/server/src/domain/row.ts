@@ -18,14 +18,32 @@ export interface Row {
   state: MessageState;
 }
 
-/** A webhook delivery to enqueue in the same transaction that makes a message pending. */
+/**
+ * What a webhook call does to the platform's copy of a message: posts it (`create`), or changes or
+ * deletes the copy posted before (known by the ID the webhook answered the create with).
+ */
+export type CopyCall = 'create' | 'edit' | 'delete';
+
+/** A webhook delivery to enqueue in the same transaction that makes a message pending (or edits or deletes it). */
 export interface DeliveryDraft {
+  /** Default `create`. */
+  kind?: CopyCall;
+  /** The message it is about; default the write's newest message (`state.seq`). */
+  number?: number;
   platform: Platform;
   url: string;
-  /** The JSON body to POST, serialised. */
+  /** The JSON body to send, serialised (empty for a delete). */
   payload: string;
   /** No attempt is made after this instant (epoch ms): the message's TTL. */
   expiresAt: number;
+}
+
+/** The kinds of change an endpoint's event log and streams carry. */
+export type ChangeKind = 'record' | 'edit' | 'delete';
+
+export interface MessageEvent {
+  kind: Exclude<ChangeKind, 'record'>;
+  json: string;
 }
 
 /** What an atomic update decided: the row to commit (if any) and a result for the caller. */
@@ -47,6 +65,11 @@ export interface Decision<T> {
     dropDeliveriesTo?: { platform: Platform; url: string }[];
     /** Writes to the endpoint's message log, in the same transaction. */
     messages?: MessageLogWrite;
+    /**
+     * The event of this write when it is about a logged message rather than the record: an edit or a
+     * delete, with its data's JSON text. Without it, the event is the record.
+     */
+    event?: MessageEvent;
   };
   result: T;
 }

@@ -2,7 +2,8 @@
 // new record or the list of problems with the request. No I/O; the store makes it atomic.
 import type { operations } from '@chatbridge/api';
 import { type Issue, queryIssue } from './issues.ts';
-import { type EndpointRecord, type Platform, LIST_LIMITS, PLATFORMS, emptyMessage, initialRecord } from './record.ts';
+import { type NativeReply, newMessageIdIssues } from './messageIds.ts';
+import { type EndpointRecord, type Message, type Platform, LIST_LIMITS, PLATFORMS, emptyMessage, initialRecord } from './record.ts';
 import { parseEmbed } from './embed.ts';
 import { recordBudgetProblem } from './recordBudget.ts';
 import { encodeCharactersNotInUrls, isHttpUrl, parseHttpUrl } from './urls.ts';
@@ -125,14 +126,15 @@ const splitUrlList = (value: string) =>
  * tells whether anything changed: half the work of cloning the record and serialising both
  * (JSON.parse of the stored text is a cheaper deep copy than structuredClone of the parsed record).
  */
-export function applyUpdate(recordJson: string, params: UpdateParams, policy: UpdatePolicy): UpdateOutcome {
+export function applyUpdate(recordJson: string, params: UpdateParams, policy: UpdatePolicy, reply?: NativeReply): UpdateOutcome {
   const next = JSON.parse(recordJson) as EndpointRecord;
-  const issues: Issue[] = [];
+  const issues: Issue[] = newMessageIdIssues(params);
 
   applyLists(next, params, policy, issues);
   applyConfigScalars(next, params, issues);
   leavePendingMessage(next, params);
-  applyMessage(next, params, issues);
+  applyMessageFields(next.meta.message, params, issues);
+  if (reply !== undefined && params.trigger === true) answerNatively(next.meta.message, reply);
   applySenderAndTrigger(next, params);
 
   if (issues.length > 0) return { ok: false, issues };
@@ -235,8 +237,32 @@ function leavePendingMessage(next: EndpointRecord, params: UpdateParams): void {
   else if (params.trigger === false) next.meta = initialRecord().meta;
 }
 
-function applyMessage(next: EndpointRecord, params: UpdateParams, issues: Issue[]): void {
-  const message = next.meta.message;
+/** The parameters that set a message's fields (updateEndpoint's, and editMessage's subset). */
+export type MessageFieldParams = Pick<
+  UpdateParams,
+  | 'message_author_name'
+  | 'message_author_avatar'
+  | 'message_author_id'
+  | 'message_content'
+  | 'message_reply'
+  | 'message_reply_message'
+  | 'message_reply_author'
+  | 'message_attachments'
+  | 'message_embed'
+>;
+
+/**
+ * A native reply (`message_reply_to` found in the log): the message names the one it answers and its
+ * copies' IDs, so each platform can reply to its own copy. The quoted fields stay as the sender set
+ * them, for platforms (and bots) that show a reply as a quote.
+ */
+function answerNatively(message: Message, reply: NativeReply): void {
+  message.isReply = true;
+  message.reply = { ...message.reply, number: reply.number, ids: reply.ids };
+}
+
+/** Applies the message parameters given to `message`, or adds the issues with them. */
+export function applyMessageFields(message: Message, params: MessageFieldParams, issues: Issue[]): void {
   // Not a reply: the replied-to message's members are cleared (this request may set them again).
   if (params.message_reply === false) message.reply = { author: null, message: null };
   if (params.message_author_name !== undefined) message.author.name = params.message_author_name;

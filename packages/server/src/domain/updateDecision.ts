@@ -5,6 +5,7 @@ import { platformRefusal } from './actingPlatform.ts';
 import { type Forbidden, forbiddenFor, updateRefusals } from './botRights.ts';
 import type { Issue } from './issues.ts';
 import { afterUpdate, planDeliveries } from './lifecycle.ts';
+import type { NativeReply } from './messageIds.ts';
 import { type QueueLimits, queueFullProblem } from './messageQueue.ts';
 import type { EndpointRecord, Platform } from './record.ts';
 import type { Decision, MessageState } from './row.ts';
@@ -21,10 +22,12 @@ export interface UpdateContext extends UpdatePolicy {
   now: number;
   /** How long a message's webhook copies may be attempted. */
   messageTtlMs: number;
-  /** The webhook body for a pending message, or undefined when it has nothing a webhook could show. */
-  webhookBody: (record: EndpointRecord) => string | undefined;
+  /** The webhook body of a pending message for one platform, or undefined when it has nothing a webhook could show. */
+  webhookBody: (record: EndpointRecord, platform: Platform) => string | undefined;
   /** Unread messages an endpoint may hold (default MESSAGE_QUEUE_LIMITS). */
   queueLimits?: QueueLimits | undefined;
+  /** The logged message `message_reply_to` names, when the log has it (the caller looks it up). */
+  reply?: NativeReply | undefined;
 }
 
 export type UpdateResult =
@@ -35,7 +38,7 @@ export type UpdateResult =
   | { kind: 'queue full'; detail: string };
 
 export function decideUpdate(current: CommittedRow, params: UpdateParams, context: UpdateContext): Decision<UpdateResult> {
-  const outcome = applyUpdate(current.recordJson, params, context);
+  const outcome = applyUpdate(current.recordJson, params, context, context.reply);
   if (!outcome.ok) return { result: { kind: 'invalid', issues: outcome.issues } };
   const unchanged = (record: EndpointRecord, json: string): Decision<UpdateResult> => ({
     result: { kind: 'ok', record, json, queued: 0, state: current.state },
@@ -57,8 +60,10 @@ export function decideUpdate(current: CommittedRow, params: UpdateParams, contex
     return unchanged(row.record, json);
   }
   const deliveries = params.trigger === true ? planDeliveries(row, context.now + context.messageTtlMs, context.webhookBody) : [];
+  const claim = params.message_id !== undefined && params.sender !== undefined && messages?.append;
+  const logged = claim ? { ...messages, ids: [{ number: messages.append!.number, platform: params.sender!, id: params.message_id! }] } : messages;
   return {
-    write: { ...row, recordJson: json, deliveries, ...(messages && { messages }) },
+    write: { ...row, recordJson: json, deliveries, ...(logged && { messages: logged }) },
     result: { kind: 'ok', record: row.record, json, queued: deliveries.length, state: row.state },
   };
 }

@@ -84,7 +84,10 @@ class AllChangesKind implements StreamKind {
     return true;
   }
 
-  /** A change as the bot stream sends it (null: not at all); a reset of one endpoint only if the platform takes part there now. */
+  /**
+   * A change as the bot stream sends it (null: not at all); a reset of one endpoint, or an edit or
+   * delete of one of its messages, only if the platform takes part there now.
+   */
   private async seenByBot(change: FormattedChange, platform: Platform): Promise<Buffer | null> {
     const seen = changeSeenBy(change, platform);
     if (seen !== undefined) return seen;

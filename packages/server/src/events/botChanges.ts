@@ -12,12 +12,12 @@ const views = new WeakMap<FormattedChange, Partial<Record<Platform, Buffer | nul
 
 /**
  * The bytes a `platform` bot stream sends for `change`: null to send nothing; undefined for a reset
- * of one endpoint (its change is no longer kept), where the caller asks whether the platform takes
- * part in that endpoint now, since the change's record is gone.
+ * of one endpoint (its change is no longer kept) or an edit or delete of a message (which carries
+ * no record), where the caller asks whether the platform takes part in that endpoint now.
  */
 export function changeSeenBy(change: FormattedChange, platform: Platform): Buffer | null | undefined {
   const event = change.entry.event;
-  if (!event) return undefined;
+  if (!event || event.kind !== 'record') return undefined;
   let kept = views.get(change);
   const known = kept?.[platform];
   if (known !== undefined) return known;

@@ -49,7 +49,17 @@ const EVENT_END = Buffer.from('}\n\n');
 export function formatChange(entry: ChangeEntry): FormattedChange {
   const { position, endpointId, event } = entry;
   if (!event) return { position, bytes: formatReset(position, endpointId), entry };
+  if (event.kind !== 'record') return { position, bytes: formatMessageChange(entry, event.kind, event.recordJson), entry };
   return { position, bytes: formatChangeOf(entry, event.json), entry };
+}
+
+/**
+ * The `edit` or `delete` event of a logged message: its data (`{"number", "ids", ...}`) with the
+ * endpoint and version first.
+ */
+export function formatMessageChange(entry: ChangeEntry, kind: 'edit' | 'delete', data: string): Buffer {
+  const { position, endpointId, version } = entry;
+  return Buffer.from(`id: ${position}\nevent: ${kind}\ndata: {"endpoint":${JSON.stringify(endpointId)},"version":${version},${data.slice(1)}\n\n`);
 }
 
 /** The `change` event of `entry` with `record` (its record's JSON, as committed or as a bot key sees it). */

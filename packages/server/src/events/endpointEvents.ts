@@ -7,7 +7,8 @@ import type { StoredEndpoint } from '../store/port.ts';
 import { messageNumberOf } from '../store/changes.ts';
 import { type ResumePoint, resumeFrom } from './resume.ts';
 
-export type EventType = 'record' | 'reset';
+/** `edit` and `delete` carry a logged message's change (their data is no record). */
+export type EventType = 'record' | 'reset' | 'edit' | 'delete';
 
 /**
  * An event's ID: the record's version, and while a message is pending `-` and its number

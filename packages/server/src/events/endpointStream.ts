@@ -5,7 +5,7 @@
 import type { Platform } from '../domain/record.ts';
 import type { EndpointEvent, EndpointStore, StoredEndpoint } from '../store/port.ts';
 import { messageNumberOf } from '../store/changes.ts';
-import { formatEvent, isLarge, recordSeenBy, rowEventFor } from './endpointEvents.ts';
+import { type EventType, formatEvent, isLarge, recordSeenBy, rowEventFor } from './endpointEvents.ts';
 import { EventStream, type StreamConnection, type StreamKind } from './eventStream.ts';
 import type { ResumePoint } from './resume.ts';
 
@@ -66,8 +66,10 @@ class EndpointKind implements StreamKind {
     if (last === undefined && this.o.resume.kind === 'unknown') return this.reset(out, row, false);
     // The current record (a fresh stream), or the one version the client lacks (a live event): a
     // write commits the row and its event in one transaction with the same record and message
-    // number, so the row is that event and the log need not be read.
-    if (last === undefined || row.version === last + 1) {
+    // number, so the row is that event and the log need not be read; unless that change was an edit
+    // or delete of a message, whose event only the log holds.
+    const rowIsEvent = (row.lastChange ?? 'record') === 'record';
+    if (last === undefined || (row.version === last + 1 && rowIsEvent)) {
       await this.sendRow(out, row);
       return false;
     }
@@ -99,7 +101,7 @@ class EndpointKind implements StreamKind {
     return again;
   }
 
-  private send(out: EventStream, version: number, type: 'record' | 'reset', recordJson: string | Uint8Array, messageNumber: number | null) {
+  private send(out: EventStream, version: number, type: EventType, recordJson: string | Uint8Array, messageNumber: number | null) {
     out.write(formatEvent(version, type, recordJson, messageNumber));
     this.last = version;
   }
@@ -131,8 +133,9 @@ class EndpointKind implements StreamKind {
     try {
       for (let event = events.shift(); event !== undefined; event = events.shift()) {
         this.unsentBytes -= event.json.byteLength;
-        const record = platform === undefined ? event.json : recordSeenBy(event, platform);
-        this.send(out, event.version, 'record', record, event.messageNumber);
+        // An edit or delete carries its message's data, no record (nothing in it is another platform's secret).
+        const data = platform === undefined || event.kind !== 'record' ? event.json : recordSeenBy(event, platform);
+        this.send(out, event.version, event.kind, data, event.messageNumber);
         if (!out.lagging) continue;
         const noticed = await out.keepUp();
         if (out.ended) return false;

@@ -5,10 +5,13 @@ import { createBot } from './createBot.ts';
 import { createEndpoint } from './createEndpoint.ts';
 import { deleteBot } from './deleteBot.ts';
 import { deleteEndpoint } from './deleteEndpoint.ts';
+import { deleteMessage } from './deleteMessage.ts';
+import { editMessage } from './editMessage.ts';
 import { getDocs } from './getDocs.ts';
 import { getEndpoint } from './getEndpoint.ts';
 import { getHomePage } from './getHomePage.ts';
 import { getLiveness } from './getLiveness.ts';
+import { getMessage } from './getMessage.ts';
 import { getMetrics } from './getMetrics.ts';
 import { getReadiness } from './getReadiness.ts';
 import { listBots } from './listBots.ts';
@@ -30,6 +33,9 @@ export const buildHandlers = (deps: AppDeps): Handlers => ({
   removeFromEndpoint: removeFromEndpoint(deps),
   lookupEndpoints: lookupEndpoints(deps),
   listMessages: listMessages(deps),
+  getMessage: getMessage(deps),
+  editMessage: editMessage(deps),
+  deleteMessage: deleteMessage(deps),
   streamEndpointEvents: streamEndpointEvents(deps),
   streamAllEvents: streamAllEvents(deps),
   createEndpoint: createEndpoint(deps),

@@ -1,25 +1,13 @@
 import { platformRefusal } from '../domain/actingPlatform.ts';
-import { PLATFORM_BITS, statusOf } from '../domain/messageQueue.ts';
-import { type Message, PLATFORMS, type Platform } from '../domain/record.ts';
 import { actingPlatform, authenticate } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { respond } from '../http/respond.ts';
 import { forbidden, unauthorized } from '../http/problem.ts';
-import type { LoggedMessage } from '../store/messageLog.ts';
+import { itemOf } from '../http/record/loggedMessage.ts';
 
 /** Messages per page at most (the spec's maxItems), and when no limit is given. */
 export const MESSAGE_PAGE = { max: 500, default: 100 } as const;
-
-const item = (m: LoggedMessage, platform: Platform | undefined) => ({
-  number: m.number,
-  sender: m.sender,
-  sender_channel: m.senderChannel,
-  message: JSON.parse(m.message) as Message,
-  read: Object.fromEntries(PLATFORMS.map((p) => [p, ((m.unread | m.expired) & PLATFORM_BITS[p]) === 0])) as Record<Platform, boolean>,
-  state: statusOf(m.unread, m.expired, platform),
-  created_at: new Date(m.createdAt).toISOString(),
-});
 
 export const listMessages =
   ({ store, bots, adminTokenHash }: AppDeps): Handler =>
@@ -35,7 +23,7 @@ export const listMessages =
     const messages = await store.messages.list(id, after, Math.min(limit, MESSAGE_PAGE.max) + 1, platform);
     const listed = messages.slice(0, limit);
     respond(res, 'listMessages').json(200, {
-      messages: listed.map((m) => item(m, platform)),
+      messages: listed.map((m) => itemOf(m, platform)),
       more: messages.length > listed.length,
       newest: found.state.seq,
     });

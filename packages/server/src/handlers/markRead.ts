@@ -4,13 +4,14 @@ import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
 import { seenBy } from '../http/record/botView.ts';
+import { reportedCopy } from '../http/record/copyIds.ts';
 import { shownRecord } from '../http/record/recordView.ts';
 import { respond } from '../http/respond.ts';
 
 export const markRead =
   ({ store, bots, adminTokenHash, validateResponses }: AppDeps): Handler =>
   async (req, res) => {
-    const { platform: named, message_number: number } = queryOf(req, 'markRead');
+    const { platform: named, message_number: number, message_id: reported } = queryOf(req, 'markRead');
     // A token's holder acts for no platform in particular, so it must name one (a bot key's is its own;
     // the admin token, also a bearer, is told to name one once it is known to be that).
     if (named === undefined && !presentsBotKey(req)) {
@@ -22,12 +23,19 @@ export const markRead =
         },
       ]);
     }
+    if (reported !== undefined && number === undefined) {
+      throw invalid([{ parameter: 'message_id', in: 'query', message: "needs message_number: it is the ID of that message's copy" }]);
+    }
     const id = pathParam(req, 'endpoint');
+    const copyId =
+      reported === undefined || number === undefined
+        ? undefined
+        : await reportedCopy(req, { store, bots, adminTokenHash }, id, named, number, reported);
     let actor: Actor | undefined;
     const result = await store.endpoints.update<MarkReadAsResult | Unauthenticated>(id, (current) => {
       actor = authenticate(req, current, { bots, adminTokenHash });
       if (!actor || !current) return { result: { kind: 'unauthorized' } };
-      return decideMarkReadAs(actingPlatform(actor), named, current, number);
+      return decideMarkReadAs(actingPlatform(actor), named, current, number, copyId);
     });
     if (result.kind === 'unauthorized' || !actor) throw unauthorized();
     if (result.kind === 'no platform') {

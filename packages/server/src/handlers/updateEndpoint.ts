@@ -6,6 +6,7 @@ import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { HttpProblem, forbidden, invalid, unauthorized } from '../http/problem.ts';
 import { seenBy } from '../http/record/botView.ts';
+import { newMessageCopies } from '../http/record/copyIds.ts';
 import { pendingNumber } from '../http/record/messageNumber.ts';
 import { type RecordView, shownRecord } from '../http/record/recordView.ts';
 import { respond } from '../http/respond.ts';
@@ -27,8 +28,9 @@ export const updateEndpoint =
   }: AppDeps): Handler =>
   async (req, res) => {
     const { token: _token, ...params } = queryOf(req, 'updateEndpoint');
-    const context = { allowPrivateWebhooks, messageTtlMs, webhookBody, now: clock(), queueLimits: messageQueueLimits };
     const id = pathParam(req, 'endpoint');
+    const reply = await newMessageCopies(req, { store, bots, adminTokenHash }, id, params);
+    const context = { allowPrivateWebhooks, messageTtlMs, webhookBody, now: clock(), queueLimits: messageQueueLimits, reply };
     // Authentication, the update rules, the lifecycle, the message log and the outbox all commit in one transaction.
     let actor: Actor | undefined;
     const result = await store.endpoints.update<UpdateResult | Forbidden | Unauthenticated>(id, (current) => {

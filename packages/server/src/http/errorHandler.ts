@@ -9,6 +9,7 @@ import {
   ADMIN_UNAUTHORIZED_DETAIL,
   KEY_OR_ADMIN_UNAUTHORIZED_DETAIL,
   HttpProblem,
+  type RefinedProblem,
   UNAUTHORIZED_DETAIL,
   challengeFor,
   invalid,
@@ -41,9 +42,15 @@ interface Answer {
   retryAfterSeconds?: number;
   /** For a 405: the methods the path has (RFC 9110 requires the header). */
   allow?: string;
+  refined?: RefinedProblem;
 }
 
-const fromHttpProblem = (p: HttpProblem): Answer => ({ status: p.status, detail: p.message, ...(p.errors && { errors: p.errors }) });
+const fromHttpProblem = (p: HttpProblem): Answer => ({
+  status: p.status,
+  detail: p.message,
+  ...(p.errors && { errors: p.errors }),
+  ...(p.refined && { refined: p.refined }),
+});
 
 /** Issues of a request that the validator does not check itself, reported beside its own. */
 export type IssuesBesideValidator = (req: Request) => Issue[];
@@ -101,6 +108,6 @@ export function problemErrorHandler(logger: Logger, besideValidator: IssuesBesid
     res
       .status(p.status)
       .type('application/problem+json')
-      .json(problemFor(p.status, p.detail, req.path, p.errors));
+      .json(problemFor(p.status, p.detail, req.path, p.errors, p.refined));
   };
 }

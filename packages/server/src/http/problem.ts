@@ -24,6 +24,19 @@ const KINDS = {
 
 export type ProblemStatus = keyof typeof KINDS;
 
+/**
+ * Problems a client tells apart by more than the status: each its own `type` (and title), so a bot
+ * can act on it without reading the detail.
+ */
+export const REFINED = {
+  'no-such-message': [404, 'No such message'],
+  'duplicate-message-id': [409, 'Duplicate message ID'],
+  'message-deleted': [409, 'Message deleted'],
+  'edit-limit': [409, 'Edit limit reached'],
+} as const satisfies Record<string, readonly [ProblemStatus, string]>;
+
+export type RefinedProblem = keyof typeof REFINED;
+
 /** The problem document as the spec declares it. */
 export type Problem = components['schemas']['Problem'];
 
@@ -31,12 +44,17 @@ export type Problem = components['schemas']['Problem'];
 export class HttpProblem extends Error {
   readonly status: ProblemStatus;
   readonly errors: Issue[] | undefined;
-  constructor(status: ProblemStatus, detail: string, errors?: Issue[]) {
+  readonly refined: RefinedProblem | undefined;
+  constructor(status: ProblemStatus, detail: string, errors?: Issue[], refined?: RefinedProblem) {
     super(detail);
     this.status = status;
     this.errors = errors;
+    this.refined = refined;
   }
 }
+
+/** A problem of a refined type (REFINED), with its status. */
+export const refinedProblem = (refined: RefinedProblem, detail: string) => new HttpProblem(REFINED[refined][0], detail, undefined, refined);
 
 export const UNAUTHORIZED_DETAIL = 'The token is missing or not valid for this endpoint.';
 export const unauthorized = () => new HttpProblem(401, UNAUTHORIZED_DETAIL);
@@ -87,8 +105,8 @@ export function invalid(all: Issue[]): HttpProblem {
   return new HttpProblem(400, detail, listed);
 }
 
-export function problemFor(status: ProblemStatus, detail: string, instance?: string, errors?: Issue[]): Problem {
-  const [kind, title] = KINDS[status];
+export function problemFor(status: ProblemStatus, detail: string, instance?: string, errors?: Issue[], refined?: RefinedProblem): Problem {
+  const [kind, title] = refined === undefined ? KINDS[status] : [refined, REFINED[refined][1]];
   return {
     type: PROBLEM_BASE + kind,
     title,

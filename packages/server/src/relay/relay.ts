@@ -11,7 +11,7 @@
 // endpoints wait for a slot only once the webhooks of 128 endpoints or more hang at once.
 import { nextAttemptDelay } from '../delivery/backoff.ts';
 import { redactWebhookUrl } from '../delivery/send.ts';
-import type { SendOutcome, WebhookSender } from '../delivery/send.ts';
+import type { DeliveryCall, SendOutcome, WebhookSender } from '../delivery/send.ts';
 import { expireMessages, isExpired, markRead, stillUnread } from '../domain/lifecycle.ts';
 import { type Platform, WEBHOOK_PLATFORMS } from '../domain/record.ts';
 import type { Logger } from '../logger.ts';
@@ -19,7 +19,7 @@ import type { Delivery, EndpointStore } from '../store/port.ts';
 
 export interface RelayOptions {
   store: EndpointStore;
-  sender: Pick<WebhookSender, 'send' | 'attemptDeadlineMs'>;
+  sender: Pick<WebhookSender, 'deliver' | 'attemptDeadlineMs'>;
   logger: Logger;
   clock: () => number;
   messageTtlMs: number;
@@ -61,7 +61,10 @@ export interface RelayStats {
   rejected: number;
   gaveUp: number;
   expired: number;
-  /** Dropped unsent: since it was queued, its platform read the message, or its webhook or `selfuse` went. */
+  /**
+   * Dropped unsent: since it was queued, its platform read the message, or its webhook or `selfuse`
+   * went; or an edit or delete of a copy whose ID is not known.
+   */
   superseded: number;
   /** The webhook asked for a pause (its rate limit is used up): its queue waits. */
   held: number;
@@ -295,7 +298,20 @@ export class Relay {
     const current = await this.options.store.endpoints.get(d.endpointId);
     if (!current) return false;
     const { config } = current.record;
-    return config['self-user'] && stillUnread(current.state, d.seq, d.platform) && config.webhooks[d.platform].includes(d.url);
+    const wanted = d.kind !== 'create' || stillUnread(current.state, d.seq, d.platform);
+    return config['self-user'] && wanted && config.webhooks[d.platform].includes(d.url);
+  }
+
+  /**
+   * The webhook call of a delivery: a create posts the message as accepted; an edit or delete names
+   * the copy by the ID the webhook answered its create with (undefined when no ID is known: the copy
+   * was never made, or the webhook did not say which it made, so there is nothing to change).
+   */
+  private async callOf(d: Delivery): Promise<DeliveryCall | undefined> {
+    if (d.kind === 'create') return { kind: 'create', payload: JSON.parse(d.payload) };
+    const messageId = (await this.options.store.messages.get(d.endpointId, d.seq))?.ids[d.platform];
+    if (messageId === undefined) return undefined;
+    return d.kind === 'edit' ? { kind: 'edit', messageId, payload: JSON.parse(d.payload) } : { kind: 'delete', messageId };
   }
 
   /**
@@ -303,14 +319,17 @@ export class Relay {
    * (it would be, by any instance, when its lease runs out), so the write is retried, backing off,
    * for as long as the lease holds; only then is it given up, with an error logged.
    */
-  private async acknowledge(d: Delivery, log: Logger, leaseEnds: number): Promise<void> {
+  private async acknowledge(d: Delivery, log: Logger, leaseEnds: number, messageId: string | undefined): Promise<void> {
+    // A create marks the message read by the platform and records the copy's ID the webhook answered
+    // with (the ID even when the message was deleted meanwhile: the delete queued behind needs it).
+    const ids = d.kind === 'create' && messageId !== undefined ? [{ number: d.seq, platform: d.platform, id: messageId }] : undefined;
     for (let attempt = 1, delayMs = ACK_RETRY_FIRST_MS; ; attempt++, delayMs = Math.min(delayMs * 2, ACK_RETRY_MAX_MS)) {
       try {
         await this.options.store.deliveries.complete(d, (row, stillQueued) => {
-          if (!row || !stillQueued) return { result: undefined };
+          if (!row || !stillQueued || d.kind !== 'create') return { result: undefined };
           const next = markRead(row, d.platform, d.seq);
-          if (next.marked === undefined) return { result: undefined };
-          return { write: { ...next.row, ...(next.messages && { messages: next.messages }) }, result: undefined };
+          if (next.marked === undefined && ids === undefined) return { result: undefined };
+          return { write: { ...next.row, messages: { ...next.messages, ...(ids && { ids }) } }, result: undefined };
         });
         return;
       } catch (err) {
@@ -345,6 +364,8 @@ export class Relay {
    * is given up (expired in the log), so the webhook's queue goes on with the next message.
    */
   private async giveUp(d: Delivery): Promise<void> {
+    // An edit or delete not made leaves the message as the log has it: only the call is given up.
+    if (d.kind !== 'create') return this.options.store.deliveries.drop(d.id);
     await this.options.store.endpoints.update(d.endpointId, (row) => {
       if (!row) return { result: undefined };
       const outcome = expireMessages(row, { number: d.seq, platform: d.platform });
@@ -357,22 +378,30 @@ export class Relay {
   /** `leaseEnds`: when another instance may claim `d` again (epoch ms). */
   private async deliver(d: Delivery, leaseEnds: number): Promise<void> {
     const { store, sender, logger, clock } = this.options;
-    if (!(await this.stillApplies(d))) {
+    if (d.kind !== 'create' && clock() >= d.expiresAt) {
+      await store.deliveries.drop(d.id);
+      this.count('gaveUp');
+      logger.warn({ endpoint: d.endpointId, message: d.seq, platform: d.platform, call: d.kind }, 'webhook copy change given up: out of time');
+      return;
+    }
+    const call = (await this.stillApplies(d)) ? await this.callOf(d) : undefined;
+    if (call === undefined) {
       await store.deliveries.drop(d.id);
       this.count('superseded');
-      logger.info({ endpoint: d.endpointId, message: d.seq, platform: d.platform }, 'webhook delivery no longer applies; dropped unsent');
+      logger.info({ endpoint: d.endpointId, message: d.seq, platform: d.platform, call: d.kind }, 'webhook delivery no longer applies; dropped unsent');
       return;
     }
     const log = logger.child({
       endpoint: d.endpointId,
       message: d.seq,
       platform: d.platform,
+      call: d.kind,
       webhook: redactWebhookUrl(d.url),
       attempt: d.attempts,
     });
     let outcome: SendOutcome;
     try {
-      outcome = await sender.send(d.url, JSON.parse(d.payload), idempotencyKey(d), this.stopping.signal);
+      outcome = await sender.deliver(d.url, call, idempotencyKey(d), this.stopping.signal);
     } catch (err) {
       outcome = { kind: 'retry', reason: err instanceof Error ? err.message : 'send failed' };
     }
@@ -382,7 +411,7 @@ export class Relay {
       return;
     }
     if (outcome.kind === 'delivered') {
-      await this.acknowledge(d, log, leaseEnds);
+      await this.acknowledge(d, log, leaseEnds, outcome.messageId);
       this.count('delivered');
       log.info({ status: outcome.status }, 'webhook delivered');
       if (outcome.holdMs !== undefined && outcome.holdMs > 0) {

@@ -3,12 +3,17 @@
 // stream of all changes), and the feed that says something changed. Both logs are written by the
 // endpoint writes themselves, in their transactions (endpoints.ts); this port reads and sweeps them.
 import type { EndpointRecord } from '../domain/record.ts';
+import type { ChangeKind } from '../domain/row.ts';
 import type { ChangeFeed } from './changeFeed.ts';
 import type { MessageState } from './endpoints.ts';
 
-/** One committed change of an endpoint: its record as of `version`. */
+/**
+ * One committed change of an endpoint: its record as of `version`, or (`kind` edit or delete) the
+ * data of an edit or delete of one of its logged messages, whose `json` is that data, not a record.
+ */
 export interface EndpointEvent {
   readonly version: number;
+  readonly kind: ChangeKind;
   /** The pending message's number as of this version (`state.seq`), or null when the endpoint was idle. */
   readonly messageNumber: number | null;
   /** The record's JSON text exactly as committed, in UTF-8: what a stream sends, and counts against its budget. */

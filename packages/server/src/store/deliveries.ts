@@ -2,13 +2,16 @@
 // endpoint write that queued its message (a decision's `write.deliveries`), so accepted work is never
 // lost; workers claim entries with a lease, and a webhook's entries go out one at a time, oldest first.
 import type { Platform } from '../domain/record.ts';
+import type { CopyCall } from '../domain/row.ts';
 import type { Decision, DeliveryDraft, StoredEndpoint } from './endpoints.ts';
 
 /** An outbox entry claimed by a worker (leased until `leaseUntil`). */
 export interface Delivery extends DeliveryDraft {
   id: number;
   endpointId: string;
+  /** The message it is about. */
   seq: number;
+  kind: CopyCall;
   /** Attempts made so far, including the current one. */
   attempts: number;
 }
@@ -20,9 +23,10 @@ export type ClaimSkips = Partial<Record<Platform, readonly string[]>>;
 
 export interface Deliveries {
   /**
-   * Leases due, unexpired, unleased outbox entries until `now + leaseMs` and counts the attempt, only
-   * the oldest entry of each webhook (endpoint, platform, URL) while it is queued, expired or not (the
-   * expiry pass removes an expired one, and the next becomes due): up to `limits` of them, or, given
+   * Leases due, unleased outbox entries until `now + leaseMs` and counts the attempt, only the oldest
+   * entry of each webhook (endpoint, platform, URL) while it is queued, expired or not: an expired
+   * create is never handed out (the expiry pass removes it, and the next becomes due), an expired edit
+   * or delete is (the caller gives it up): up to `limits` of them, or, given
    * per platform, up to each platform's limit, all in one transaction. Concurrent callers (other
    * processes included) never receive the same entry while its lease runs. `skip` names, per
    * platform, endpoints whose entries to that platform stay unclaimed (the caller has no room for

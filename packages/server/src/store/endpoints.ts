@@ -1,7 +1,7 @@
 // The endpoints aggregate: each endpoint's record, token digest and message state, written only as
 // its rules decide (domain/update.ts and friends), atomically; and the lookup index of its channels.
 import type { EndpointRecord, Platform } from '../domain/record.ts';
-import type { Decision, DeliveryDraft, MessageState } from '../domain/row.ts';
+import type { ChangeKind, Decision, DeliveryDraft, MessageState } from '../domain/row.ts';
 
 export type { Decision, DeliveryDraft, MessageState };
 
@@ -19,6 +19,11 @@ export interface StoredEndpoint {
   state: MessageState;
   /** 0 at creation, + 1 with every committed write of the row; the ID of the change's event. */
   version: number;
+  /**
+   * What that change's event is: the record (the row is that event), or an edit or delete of a logged
+   * message (the event log holds its data).
+   */
+  lastChange?: ChangeKind;
 }
 
 /** An endpoint that has the channel looked up, at position `bridge` of its platform's list. */

@@ -2,6 +2,7 @@
 // for catch-up (MESSAGE_RETENTION). Writes to the log ride on the endpoint's own transaction (a
 // decision's `write.messages`, applied by the adapter with the row), so a message is logged exactly
 // when its endpoint's row says so; this port reads the log and sweeps it.
+import type { MessageIds } from '../domain/messageIds.ts';
 import type { MessageStatus } from '../domain/messageQueue.ts';
 import type { Platform } from '../domain/record.ts';
 
@@ -20,6 +21,16 @@ export interface LoggedMessage {
   expired: number;
   /** When it was accepted (epoch ms). */
   createdAt: number;
+  /** Its copies' IDs per platform, as far as they are known. */
+  ids: MessageIds;
+  /** The number of the message it natively replies to. */
+  replyTo: number | null;
+  /** Times it was edited. */
+  edits: number;
+  /** When it was last edited (epoch ms). */
+  editedAt: number | null;
+  /** When it was deleted (epoch ms); its `message` is then the initial message's. */
+  deletedAt: number | null;
 }
 
 export interface MessageLog {
@@ -30,6 +41,8 @@ export interface MessageLog {
   list(endpointId: string, after: number, limit: number, platform?: Platform): Promise<LoggedMessage[]>;
   /** One message, if the log still keeps it. */
   get(endpointId: string, number: number): Promise<LoggedMessage | undefined>;
+  /** The kept message whose copy on `platform` has ID `id`, if any. */
+  find(endpointId: string, platform: Platform, id: string): Promise<LoggedMessage | undefined>;
   /**
    * Deletes read messages past retention (older than its age, or beyond its count for their endpoint)
    * in batches, yielding to the event loop between them; returns how many.
@@ -46,9 +59,37 @@ export interface MessageRow {
   unread: number;
   expired: number;
   created_at: number | string;
+  reply_to: number | string | null;
+  edits: number;
+  edited_at: number | string | null;
+  deleted_at: number | string | null;
 }
 
-export const toLoggedMessage = (r: MessageRow): LoggedMessage => ({
+/** A message_ids row as both SQL adapters read it. */
+export interface MessageIdRow {
+  number: number | string;
+  platform: string;
+  message_id: string;
+}
+
+/** The columns of a MessageRow, in both adapters. */
+export const MESSAGE_COLUMNS = 'number, sender, sender_channel, message, unread, expired, created_at, reply_to, edits, edited_at, deleted_at';
+
+const numberOrNull = (v: number | string | null) => (v === null ? null : Number(v));
+
+/** The log's rows with their IDs (rows of message_ids, for any of them). */
+export function withIds(rows: readonly MessageRow[], idRows: readonly MessageIdRow[]): LoggedMessage[] {
+  const ids = new Map<number, MessageIds>();
+  for (const r of idRows) {
+    const number = Number(r.number);
+    const entry = ids.get(number) ?? {};
+    entry[r.platform as Platform] = r.message_id;
+    ids.set(number, entry);
+  }
+  return rows.map((r) => toLoggedMessage(r, ids.get(Number(r.number)) ?? {}));
+}
+
+export const toLoggedMessage = (r: MessageRow, ids: MessageIds): LoggedMessage => ({
   number: Number(r.number),
   sender: r.sender as Platform | null,
   senderChannel: r.sender_channel,
@@ -56,4 +97,9 @@ export const toLoggedMessage = (r: MessageRow): LoggedMessage => ({
   unread: r.unread,
   expired: r.expired,
   createdAt: Number(r.created_at),
+  ids,
+  replyTo: numberOrNull(r.reply_to),
+  edits: r.edits,
+  editedAt: numberOrNull(r.edited_at),
+  deletedAt: numberOrNull(r.deleted_at),
 });

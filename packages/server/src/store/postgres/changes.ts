@@ -20,7 +20,7 @@ const SQL = {
                   WINDOW w AS (ORDER BY version ROWS UNBOUNDED PRECEDING)
                   ORDER BY version LIMIT $4
                 )
-                SELECT s.version, s.bytes, e.record, e.message_number FROM sized s JOIN endpoint_events e ON e.endpoint_id = $1 AND e.version = s.version
+                SELECT s.version, s.bytes, e.record, e.message_number, e.kind FROM sized s JOIN endpoint_events e ON e.endpoint_id = $1 AND e.version = s.version
                 WHERE s.n = 1 OR s.upto <= $5::bigint ORDER BY s.version`,
   // Entries of the change log after $1 within the age limit ($2), sized as eventsSince sizes events
   // (NULL bytes: the endpoint's log no longer keeps that event), the records of those within $4
@@ -33,7 +33,7 @@ const SQL = {
                    FROM c LEFT JOIN endpoint_events e ON e.endpoint_id = c.endpoint_id AND e.version = c.version
                    WINDOW w AS (ORDER BY c.position ROWS UNBOUNDED PRECEDING)
                  )
-                 SELECT s.position, s.endpoint_id, s.version, s.bytes, e.record, e.message_number, (SELECT max(position) FROM change_log) AS newest
+                 SELECT s.position, s.endpoint_id, s.version, s.bytes, e.record, e.message_number, e.kind, (SELECT max(position) FROM change_log) AS newest
                  FROM sized s LEFT JOIN endpoint_events e ON e.endpoint_id = s.endpoint_id AND e.version = s.version
                  WHERE s.n = 1 OR s.upto <= $4::bigint ORDER BY s.position`,
   newestChange: 'SELECT coalesce(max(position), 0) AS n FROM change_log',
@@ -60,6 +60,7 @@ interface ChangeRow {
   bytes: number | null;
   record: string | null;
   message_number: number | null;
+  kind: string;
   newest: number;
 }
 
@@ -84,7 +85,7 @@ export class PostgresChanges implements Changes {
       position: r.position,
       endpointId: r.endpoint_id,
       version: r.version,
-      event: r.record === null ? undefined : new LoggedEvent({ version: r.version, record: r.record, message_number: r.message_number }),
+      event: r.record === null ? undefined : new LoggedEvent({ version: r.version, record: r.record, message_number: r.message_number, kind: r.kind }),
     }));
     const newest = rows[0]?.newest ?? (await pool.query<{ n: number }>(statement('newestChange', []))).rows[0]!.n;
     let first: number | undefined;

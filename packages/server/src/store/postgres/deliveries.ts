@@ -14,15 +14,17 @@ const SQL = {
   // one it has just claimed fails the lease condition when rechecked.
   // Only the oldest entry of each webhook (its head, migration 0008) is due: a webhook's messages go
   // out one at a time, in order, on any instance (a head another instance holds stays the head until
-  // it is acknowledged). An expired head is removed by the expiry pass that runs before each claim.
+  // it is acknowledged). An expired create is removed by the expiry pass that runs before each claim
+  // (it expires the message for that platform); an expired edit or delete is claimed, and the relay
+  // gives it up.
   claim: `UPDATE outbox SET lease_until = $1, attempts = attempts + 1
           WHERE id IN (SELECT o.id FROM outbox o
-                       WHERE o.head AND o.next_attempt_at <= $2 AND o.lease_until <= $2 AND o.expires_at > $2
+                       WHERE o.head AND o.next_attempt_at <= $2 AND o.lease_until <= $2 AND (o.expires_at > $2 OR o.kind <> 'create')
                          AND ($4::text IS NULL OR o.platform = $4)
                          AND NOT (o.endpoint_id = ANY ($5::text[]))
                        ORDER BY o.next_attempt_at, o.id LIMIT $3
                        FOR UPDATE SKIP LOCKED)
-          RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
+          RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at, kind`,
   dequeue: 'DELETE FROM outbox WHERE id = $1',
   lockOf: 'SELECT 1 FROM endpoints WHERE id = (SELECT endpoint_id FROM outbox WHERE id = $1) FOR UPDATE',
   hold: 'UPDATE outbox SET next_attempt_at = greatest(next_attempt_at, $4) WHERE endpoint_id = $1 AND platform = $2 AND url = $3',

@@ -83,7 +83,8 @@ export class PostgresEndpoints implements Endpoints {
         if (written) return result;
         continue;
       }
-      const alone = entries !== undefined || (write.dropDeliveriesTo?.length ?? 0) > 0;
+      const copyChange = write.event !== undefined || (write.deliveries ?? []).some((d) => d.number !== undefined);
+      const alone = entries !== undefined || (write.dropDeliveriesTo?.length ?? 0) > 0 || copyChange;
       if (await (alone ? this.writes.write(this.database.pool, id, current, write, entries) : this.batches.write({ id, current, write })))
         return result;
     }

@@ -3,9 +3,9 @@
 import type pg from 'pg';
 import { MESSAGE_RETENTION, type MessageLogWrite, PLATFORM_BITS } from '../../domain/messageQueue.ts';
 import type { Platform } from '../../domain/record.ts';
-import { type LoggedMessage, type MessageLog, type MessageRow, toLoggedMessage } from '../messageLog.ts';
+import { type LoggedMessage, MESSAGE_COLUMNS, type MessageIdRow, type MessageLog, type MessageRow, withIds } from '../messageLog.ts';
 
-const COLUMNS = 'number, sender, sender_channel, message, unread, expired, created_at';
+const COLUMNS = MESSAGE_COLUMNS;
 
 /** Rows deleted per statement by the sweep, and statements per call. */
 const PRUNE_BATCH = 5_000;
@@ -14,23 +14,33 @@ const PRUNE_MAX_BATCHES = 20;
 const SQL = {
   // The appended message, and the endpoint's read messages beyond the retained count (a key range).
   append: `WITH added AS (
-             INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING
+             INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, created_at, reply_to)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $9) ON CONFLICT DO NOTHING
            )
            DELETE FROM messages WHERE endpoint_id = $1 AND number <= $2::bigint - $8::bigint AND unread = 0`,
-  // New read states ($2 numbers, $3 unread masks, $4 expired bits), and the deliveries of those
-  // messages to platforms that no longer have them to read.
+  // New read states ($2 numbers, $3 unread masks, $4 expired bits), and the creates of those
+  // messages for platforms that no longer have them to read. One under way (leased past $5) is left to
+  // finish, so the webhook's answer still records its copy's ID (an edit or delete behind it needs it).
   settle: `WITH s AS (SELECT * FROM unnest($2::bigint[], $3::int[], $4::int[]) AS s (number, unread, expired)),
            settled AS (
              UPDATE messages m SET unread = s.unread, expired = m.expired | s.expired FROM s
              WHERE m.endpoint_id = $1 AND m.number = s.number
            )
            DELETE FROM outbox o USING s
-           WHERE o.endpoint_id = $1 AND o.message_seq = s.number
+           WHERE o.endpoint_id = $1 AND o.message_seq = s.number AND o.kind = 'create' AND o.lease_until <= $5
              AND (s.unread & (CASE o.platform WHEN 'chat_a' THEN ${PLATFORM_BITS.chat_a} WHEN 'chat_b' THEN ${PLATFORM_BITS.chat_b} ELSE 0 END)) = 0`,
   list: `SELECT ${COLUMNS} FROM messages WHERE endpoint_id = $1 AND number > $2 AND ($4::int IS NULL OR (unread & $4::int) <> 0)
          ORDER BY number LIMIT $3`,
   get: `SELECT ${COLUMNS} FROM messages WHERE endpoint_id = $1 AND number = $2`,
+  find: `SELECT ${COLUMNS} FROM messages WHERE endpoint_id = $1
+           AND number = (SELECT number FROM message_ids WHERE endpoint_id = $1 AND platform = $2 AND message_id = $3)`,
+  idsBetween: 'SELECT number, platform, message_id FROM message_ids WHERE endpoint_id = $1 AND number BETWEEN $2 AND $3',
+  // An ID taken already (by another message, or another ID of this copy) is not recorded: the callers
+  // refuse a known duplicate before they write.
+  claimIds: `INSERT INTO message_ids (endpoint_id, platform, message_id, number)
+             SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[]) ON CONFLICT DO NOTHING`,
+  edit: 'UPDATE messages SET message = $3, edits = edits + 1, edited_at = $4 WHERE endpoint_id = $1 AND number = $2 AND deleted_at IS NULL',
+  erase: 'UPDATE messages SET message = $3, deleted_at = $4 WHERE endpoint_id = $1 AND number = $2 AND deleted_at IS NULL',
   pruneAged: `DELETE FROM messages WHERE (endpoint_id, number) IN (
                 SELECT endpoint_id, number FROM messages WHERE unread = 0 AND created_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
 } as const;
@@ -52,29 +62,47 @@ export class PostgresMessageLog implements MessageLog {
 
   /** Applies a decision's log writes for `endpointId` inside the caller's transaction (`client` holds it). */
   async apply(client: pg.ClientBase, endpointId: string, write: MessageLogWrite): Promise<void> {
-    const { append, settle = [] } = write;
+    const { append, settle = [], ids = [], rewrite } = write;
     if (append) {
-      const { number, sender, senderChannel, message, unread, createdAt } = append;
+      const { number, sender, senderChannel, message, unread, createdAt, replyTo = null } = append;
       await client.query(
-        statement('append', [endpointId, number, sender, senderChannel, message, unread, createdAt, MESSAGE_RETENTION.count]),
+        statement('append', [endpointId, number, sender, senderChannel, message, unread, createdAt, MESSAGE_RETENTION.count, replyTo]),
       );
     }
     if (settle.length > 0) {
-      await client.query(
-        statement('settle', [endpointId, settle.map((s) => s.number), settle.map((s) => s.unread), settle.map((s) => s.expired)]),
-      );
+      const [numbers, unread, expired] = [settle.map((s) => s.number), settle.map((s) => s.unread), settle.map((s) => s.expired)];
+      await client.query(statement('settle', [endpointId, numbers, unread, expired, this.clock()]));
+    }
+    if (ids.length > 0) {
+      await client.query(statement('claimIds', [endpointId, ids.map((c) => c.platform), ids.map((c) => c.id), ids.map((c) => c.number)]));
+    }
+    if (rewrite) {
+      await client.query(statement(rewrite.deleted ? 'erase' : 'edit', [endpointId, rewrite.number, rewrite.message, rewrite.at]));
     }
   }
 
   async list(endpointId: string, after: number, limit: number, platform?: Platform): Promise<LoggedMessage[]> {
     const bit = platform === undefined ? null : PLATFORM_BITS[platform];
     const { rows } = await this.pool.query<MessageRow>(statement('list', [endpointId, after, limit, bit]));
-    return rows.map(toLoggedMessage);
+    return this.withIds(endpointId, rows);
   }
 
   async get(endpointId: string, number: number): Promise<LoggedMessage | undefined> {
-    const row = (await this.pool.query<MessageRow>(statement('get', [endpointId, number]))).rows[0];
-    return row && toLoggedMessage(row);
+    const { rows } = await this.pool.query<MessageRow>(statement('get', [endpointId, number]));
+    return (await this.withIds(endpointId, rows))[0];
+  }
+
+  async find(endpointId: string, platform: Platform, id: string): Promise<LoggedMessage | undefined> {
+    const { rows } = await this.pool.query<MessageRow>(statement('find', [endpointId, platform, id]));
+    return (await this.withIds(endpointId, rows))[0];
+  }
+
+  /** The rows with their copies' IDs (one more read, of the rows' number range). */
+  private async withIds(endpointId: string, rows: MessageRow[]): Promise<LoggedMessage[]> {
+    if (rows.length === 0) return [];
+    const range = [endpointId, rows[0]!.number, rows.at(-1)!.number];
+    const ids = await this.pool.query<MessageIdRow>(statement('idsBetween', range));
+    return withIds(rows, ids.rows);
   }
 
   /** Batches never wait for a writer (SKIP LOCKED) and each commits on its own. */

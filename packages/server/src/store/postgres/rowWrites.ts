@@ -27,30 +27,33 @@ export const channelKey = (channel: string) => JSON.stringify(channel);
 /** `<endpointId>:<version>` on the changes channel, sent when the statement's transaction commits. */
 export const NOTIFY = (versionColumn: string) => `pg_notify('${CHANGES_CHANNEL}', $1::text || ':' || ${versionColumn}::text)`;
 
-const COLUMNS = 'token_hash, record, message_seq, pending_since, version, queue';
+const COLUMNS = 'token_hash, record, message_seq, pending_since, version, queue, last_change';
 
 const SQL = {
   get: `SELECT ${COLUMNS} FROM endpoints WHERE id = $1`,
   lock: `SELECT ${COLUMNS} FROM endpoints WHERE id = $1 FOR UPDATE`,
-  // The row (version + 1) with its queue summary $20, only if it still has version $8 and token
-  // digest $9, and in the same statement: the outbox entries no message waits for: all of them when
-  // nothing is unread ($5 NULL), and those to the webhooks ($18 platforms, $19 URLs) the decision
+  // The row (version + 1) with its queue summary $20 and the kind $21 of its change (an edit or delete
+  // logs its event's data $22 instead of the record), only if it still has version $8 and token
+  // digest $9, and in the same statement: the outbox entries no message waits for: every create when
+  // nothing is unread ($5 NULL: an edit or delete of a copy made already still goes), and those to the webhooks ($18 platforms, $19 URLs) the decision
   // dropped; when $14, the lookup index's rows of the endpoint become the rows $15-$17 (those not
   // among them are deleted; the new ones are added, the others stand, so no statement both deletes
   // and inserts one key); the event of the new version (at $6, epoch ms); the endpoint's events
   // beyond the window of $7 events, a range of the primary key (events past the age limit are never
-  // returned, and the sweep deletes them); the new deliveries ($10-$13, one array per column); and
+  // returned, and the sweep deletes them); the new deliveries ($10-$13, $23 kinds, $24 message numbers,
+  // one array per column); and
   // the notification. Every sub-statement depends on `written`, so when the row has changed nothing
   // is written at all. The sub-statements share one snapshot, so the prune cannot see (or remove)
   // the event being added. It commits on its own (compare-and-set) or inside a transaction holding
   // the row lock, where its conditions always hold.
   write: `WITH written AS (
-            UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, version = version + 1, queue = $20, updated_at = now()
+            UPDATE endpoints SET record = $2, message_seq = $3, pending_since = $4, version = version + 1, queue = $20, last_change = $21,
+                                 updated_at = now()
             WHERE id = $1 AND version = $8 AND token_hash = $9 RETURNING version
           ), stale AS (
             DELETE FROM outbox
             WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM written)
-              AND ($5::bigint IS NULL OR (platform, url) IN (SELECT * FROM unnest($18::text[], $19::text[])))
+              AND (($5::bigint IS NULL AND kind = 'create') OR (platform, url) IN (SELECT * FROM unnest($18::text[], $19::text[])))
           ), unindexed AS (
             DELETE FROM channel_index
             WHERE $14::boolean AND endpoint_id = $1 AND EXISTS (SELECT 1 FROM written)
@@ -61,13 +64,15 @@ const SQL = {
             WHERE $14::boolean
             ON CONFLICT DO NOTHING
           ), logged AS (
-            INSERT INTO endpoint_events (endpoint_id, version, record, created_at, message_number) SELECT $1, version, $2, $6::bigint, $5::bigint FROM written
+            INSERT INTO endpoint_events (endpoint_id, version, record, created_at, message_number, kind)
+            SELECT $1, version, coalesce($22, $2), $6::bigint, $5::bigint, $21 FROM written
           ), pruned AS (
             DELETE FROM endpoint_events WHERE endpoint_id = $1 AND version <= (SELECT version FROM written) - $7::bigint
           ), queued AS (
-            INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
-            SELECT $1, $3, d.platform, d.url, d.payload, 0, d.expires_at
-            FROM written, unnest($10::text[], $11::text[], $12::text[], $13::bigint[]) AS d (platform, url, payload, expires_at)
+            INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at, kind)
+            SELECT $1, d.number, d.platform, d.url, d.payload, 0, d.expires_at, d.kind
+            FROM written, unnest($10::text[], $11::text[], $12::text[], $13::bigint[], $23::text[], $24::bigint[])
+              AS d (platform, url, payload, expires_at, kind, number)
             ON CONFLICT DO NOTHING
           )
           SELECT version, ${NOTIFY('version')} FROM written`,
@@ -129,6 +134,10 @@ export class PostgresRowWrites {
       dropDeliveriesTo.map((d) => d.platform),
       dropDeliveriesTo.map((d) => d.url),
       queueJson(state.queue),
+      write.event?.kind ?? 'record',
+      write.event?.json ?? null,
+      deliveries.map((d) => d.kind ?? 'create'),
+      deliveries.map((d) => d.number ?? state.seq),
     ];
     return (await db.query(statement('write', params))).rowCount === 1;
   }

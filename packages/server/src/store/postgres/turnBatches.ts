@@ -17,7 +17,7 @@ const READ_BATCH = 500;
 const WRITE_BATCH = 100;
 
 const SQL = {
-  getMany: 'SELECT id, token_hash, record, message_seq, pending_since, version, queue FROM endpoints WHERE id = ANY($1::text[])',
+  getMany: 'SELECT id, token_hash, record, message_seq, pending_since, version, queue, last_change FROM endpoints WHERE id = ANY($1::text[])',
   // `write` for several endpoints at once, one array per column ($1-$7 and the queue summaries $15, one
   // element per endpoint, each ID once), the event time $8, the window $9 and the deliveries ($10-$14, one element per delivery,
   // $10 naming its endpoint). The rows are locked in ID order first, so that two instances' statements
@@ -29,13 +29,13 @@ const SQL = {
             SELECT id FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE
           ), written AS (
             UPDATE endpoints e SET record = i.record, message_seq = i.seq, pending_since = i.pending_since, version = e.version + 1,
-                                   queue = i.queue, updated_at = now()
+                                   queue = i.queue, last_change = 'record', updated_at = now()
             FROM input i JOIN locked l ON l.id = i.id
             WHERE e.id = i.id AND e.version = i.expect_version AND e.token_hash = i.expect_token
             RETURNING e.id, e.version, i.record, i.seq, i.pending_seq
           ), stale AS (
             DELETE FROM outbox o USING written w
-            WHERE o.endpoint_id = w.id AND w.pending_seq IS NULL
+            WHERE o.endpoint_id = w.id AND w.pending_seq IS NULL AND o.kind = 'create'
           ), logged AS (
             INSERT INTO endpoint_events (endpoint_id, version, record, created_at, message_number) SELECT id, version, record, $8::bigint, pending_seq FROM written
           ), pruned AS (

@@ -2,6 +2,7 @@
 // mapping to the ports' types.
 import { parseQueue } from '../../domain/messageQueue.ts';
 import type { EndpointRecord, Platform } from '../../domain/record.ts';
+import type { ChangeKind, CopyCall } from '../../domain/row.ts';
 import type { EndpointEvent } from '../changes.ts';
 import type { ClaimLimits, ClaimSkips, Delivery } from '../deliveries.ts';
 import type { MessageState, StoredEndpoint } from '../endpoints.ts';
@@ -15,6 +16,8 @@ export interface EndpointRow {
   version: number;
   /** The queue summary's JSON text (see domain/messageQueue.ts). */
   queue: string;
+  /** What the newest version's event is (domain/row.ts ChangeKind); 'record' when not read. */
+  last_change?: string;
 }
 
 export interface OutboxRow {
@@ -26,6 +29,7 @@ export interface OutboxRow {
   payload: string;
   attempts: number;
   expires_at: number;
+  kind: string;
 }
 
 /**
@@ -39,6 +43,7 @@ export class StoredRow implements StoredEndpoint {
   readonly recordJson: string;
   readonly state: MessageState;
   readonly version: number;
+  readonly lastChange: ChangeKind;
   private parsed: EndpointRecord | undefined = undefined;
   private bytes: number | undefined = undefined;
 
@@ -51,6 +56,7 @@ export class StoredRow implements StoredEndpoint {
       queue: parseQueue(row.queue),
     };
     this.version = row.version;
+    this.lastChange = (row.last_change as ChangeKind | undefined) ?? 'record';
   }
 
   get record(): EndpointRecord {
@@ -68,6 +74,8 @@ export interface EventRow {
   version: number;
   record: string | Uint8Array;
   message_number: number | null;
+  /** ChangeKind; absent: a record. */
+  kind?: string;
 }
 
 /**
@@ -78,6 +86,7 @@ export interface EventRow {
 export class LoggedEvent implements EndpointEvent {
   readonly version: number;
   readonly messageNumber: number | null;
+  readonly kind: ChangeKind;
   private text: string | undefined;
   private utf8: Uint8Array | undefined;
   private parsed: EndpointRecord | undefined = undefined;
@@ -85,6 +94,7 @@ export class LoggedEvent implements EndpointEvent {
   constructor(row: EventRow) {
     this.version = row.version;
     this.messageNumber = row.message_number;
+    this.kind = (row.kind as ChangeKind | undefined) ?? 'record';
     if (typeof row.record === 'string') this.text = row.record;
     else this.utf8 = row.record;
   }
@@ -123,4 +133,5 @@ export const toDelivery = (r: OutboxRow): Delivery => ({
   payload: r.payload,
   attempts: r.attempts,
   expiresAt: r.expires_at,
+  kind: r.kind as CopyCall,
 });

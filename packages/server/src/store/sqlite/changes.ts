@@ -38,7 +38,7 @@ export class SqliteChanges implements Changes {
          WHERE e.endpoint_id = ?2 AND e.version > ?3 ORDER BY e.version LIMIT ?4`,
       ),
       // As bytes: see LoggedEvent.
-      eventRecord: q('SELECT CAST(record AS BLOB) AS record, created_at, message_number FROM event_log WHERE id = ? AND endpoint_id = ?'),
+      eventRecord: q('SELECT CAST(record AS BLOB) AS record, created_at, message_number, kind FROM event_log WHERE id = ? AND endpoint_id = ?'),
       // Entries after ?1 within the age limit, with their events' sizes (octet_length, as eventSizes:
       // no record is loaded here); NULL bytes: the endpoint's log no longer keeps that event.
       changeSizes: q(
@@ -77,12 +77,12 @@ export class SqliteChanges implements Changes {
     for (const { id: eventId, version, bytes } of sized) {
       if (events.length > 0 && total + bytes > maxBytes) break;
       const found = this.st.eventRecord.get(eventId, id) as
-        | { record: Uint8Array; created_at: number; message_number: number | null }
+        | { record: Uint8Array; created_at: number; message_number: number | null; kind: string }
         | undefined;
       if (!found) break; // swept by another process since it was sized: the events after it wait for the next read
       // Past the age limit: never returned. Such events are the oldest, so they come first.
       if (found.created_at < since) continue;
-      events.push(new LoggedEvent({ version, record: found.record, message_number: found.message_number }));
+      events.push(new LoggedEvent({ version, record: found.record, message_number: found.message_number, kind: found.kind }));
       total += bytes;
     }
     return events;
@@ -103,8 +103,8 @@ export class SqliteChanges implements Changes {
       const found =
         bytes === null
           ? undefined
-          : (this.st.eventRecord.get(position, endpointId) as { record: Uint8Array; message_number: number | null } | undefined);
-      const event = found && new LoggedEvent({ version, record: found.record, message_number: found.message_number });
+          : (this.st.eventRecord.get(position, endpointId) as { record: Uint8Array; message_number: number | null; kind: string } | undefined);
+      const event = found && new LoggedEvent({ version, record: found.record, message_number: found.message_number, kind: found.kind });
       entries.push({ position, endpointId, version, event });
       total += bytes ?? 0;
     }

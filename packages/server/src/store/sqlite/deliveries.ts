@@ -19,15 +19,17 @@ export class SqliteDeliveries implements Deliveries {
     this.st = {
       // Only the oldest entry of each webhook (its head, migration 0008) is due: a webhook's messages go
       // out one at a time, in order, and one held back (a retry, a rate limit) holds the ones after it.
-      // An expired head is removed by the relay's expiry pass, which runs before each claim.
+      // An expired create is removed by the relay's expiry pass, which runs before each claim (it
+      // expires the message for that platform); an expired edit or delete is claimed, and the relay
+      // gives it up.
       claim: q(
         `UPDATE outbox SET lease_until = ?1, attempts = attempts + 1
          WHERE id IN (SELECT o.id FROM outbox o WHERE o.head = 1 AND o.next_attempt_at <= ?2 AND o.lease_until <= ?2
-                                              AND o.expires_at > ?2
+                                              AND (o.expires_at > ?2 OR o.kind <> 'create')
                                               AND (?3 IS NULL OR o.platform = ?3)
                                               AND o.endpoint_id NOT IN (SELECT value FROM json_each(?4))
                       ORDER BY o.next_attempt_at, o.id LIMIT ?5)
-         RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at`,
+         RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at, kind`,
       ),
       hold: q('UPDATE outbox SET next_attempt_at = max(next_attempt_at, ?4) WHERE endpoint_id = ?1 AND platform = ?2 AND url = ?3'),
       dequeue: q('DELETE FROM outbox WHERE id = ?'),

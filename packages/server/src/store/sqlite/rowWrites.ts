@@ -4,6 +4,7 @@
 import type { StatementSync } from 'node:sqlite';
 import { queueJson } from '../../domain/messageQueue.ts';
 import { messageNumberOf } from '../changes.ts';
+import type { ChangeKind } from '../../domain/row.ts';
 import type { Decision, StoredEndpoint } from '../endpoints.ts';
 import { type ChannelEntry, changedChannelEntries } from '../sql/channelIndex.ts';
 import { type EndpointRow, StoredRow, toStored } from '../sql/rows.ts';
@@ -63,22 +64,22 @@ export class RowWrites {
     this.messages = messages;
     const q = (sql: string) => database.prepare(sql);
     this.st = {
-      get: q('SELECT token_hash, record, message_seq, pending_since, version, queue FROM endpoints WHERE id = ?'),
+      get: q('SELECT token_hash, record, message_seq, pending_since, version, queue, last_change FROM endpoints WHERE id = ?'),
       // Compare-and-set on the version read in the same transaction. No RETURNING: the new version is
       // known (RETURNING's result set: 2-3 us per update with the statements alone, within the noise
       // of a whole request).
       write: q(
-        `UPDATE endpoints SET record = ?1, message_seq = ?2, pending_since = ?3, event_ids = ?4, version = ?6 + 1, queue = ?7,
+        `UPDATE endpoints SET record = ?1, message_seq = ?2, pending_since = ?3, event_ids = ?4, version = ?6 + 1, queue = ?7, last_change = ?8,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?5 AND version = ?6`,
       ),
-      // Every entry of an endpoint that has nothing unread.
-      dropStale: q('DELETE FROM outbox WHERE endpoint_id = ?'),
+      // Every create of an endpoint that has nothing unread (an edit or delete of a copy made already still goes).
+      dropStale: q("DELETE FROM outbox WHERE endpoint_id = ? AND kind = 'create'"),
       enqueue: q(
-        `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, 0, ?) ON CONFLICT DO NOTHING`,
+        `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at, kind)
+         VALUES (?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT DO NOTHING`,
       ),
       eventIds: q('SELECT event_ids FROM endpoints WHERE id = ?'),
-      logEvent: q('INSERT INTO event_log (endpoint_id, version, record, created_at, message_number) VALUES (?, ?, ?, ?, ?)'),
+      logEvent: q('INSERT INTO event_log (endpoint_id, version, record, created_at, message_number, kind) VALUES (?, ?, ?, ?, ?, ?)'),
       logChange: q('INSERT INTO change_log (position, endpoint_id, version, created_at) VALUES (?, ?, ?, ?)'),
       // By ID and endpoint: the ID comes from the endpoint's own list.
       dropEvent: q('DELETE FROM event_log WHERE id = ? AND endpoint_id = ?'),
@@ -136,11 +137,13 @@ export class RowWrites {
     const json = write.recordJson ?? JSON.stringify(record);
     this.database.cache.evict(id); // until the commit: reads later in this transaction see the new row
     const version = current.version + 1;
-    const events = this.logEvent(id, version, json, messageNumberOf(state), current instanceof CommittedRow ? current.events : undefined);
+    const kind = write.event?.kind ?? 'record';
+    const listed = current instanceof CommittedRow ? current.events : undefined;
+    const events = this.logEvent(id, version, kind, write.event?.json ?? json, messageNumberOf(state), listed);
     // `current` was read in this transaction, so the row is there at that version; if not, the throw
     // undoes the logged event with the rest of this update (the group commit's or transaction's rollback).
     const queue = queueJson(state.queue);
-    if (this.st.write.run(json, state.seq, state.pendingSince, events.text, id, current.version, queue).changes !== 1) {
+    if (this.st.write.run(json, state.seq, state.pendingSince, events.text, id, current.version, queue, kind).changes !== 1) {
       throw new Error(`endpoint ${id} changed under its write`);
     }
     if (write.messages) this.messages.apply(id, write.messages);
@@ -148,9 +151,9 @@ export class RowWrites {
     for (const d of write.dropDeliveriesTo ?? []) this.st.dropDeliveryTo.run(id, d.platform, d.url);
     const entries = changedChannelEntries(current.recordJson, record);
     if (entries) this.indexChannels(id, entries, true);
-    for (const d of deliveries) this.st.enqueue.run(id, state.seq, d.platform, d.url, d.payload, d.expiresAt);
+    for (const d of deliveries) this.st.enqueue.run(id, d.number ?? state.seq, d.platform, d.url, d.payload, d.expiresAt, d.kind ?? 'create');
     const row = new CommittedRow(
-      { token_hash: current.tokenHash, record: json, message_seq: state.seq, pending_since: state.pendingSince, version, queue },
+      { token_hash: current.tokenHash, record: json, message_seq: state.seq, pending_since: state.pendingSince, version, queue, last_change: kind },
       events,
     );
     return { result, row };
@@ -161,10 +164,17 @@ export class RowWrites {
    * returns the endpoint's new list, for the row's write in the same transaction. `listed`: the row's
    * list when this process knows it (a row it committed), else it is read from the row.
    */
-  private logEvent(id: string, version: number, json: string, messageNumber: number | null, listed: EventList | undefined): EventList {
+  private logEvent(
+    id: string,
+    version: number,
+    kind: ChangeKind,
+    json: string,
+    messageNumber: number | null,
+    listed: EventList | undefined,
+  ): EventList {
     const before = listed ?? this.listedEvents(id);
     const now = this.database.clock();
-    const added = Number(this.st.logEvent.run(id, version, json, now, messageNumber).lastInsertRowid);
+    const added = Number(this.st.logEvent.run(id, version, json, now, messageNumber, kind).lastInsertRowid);
     this.st.logChange.run(added, id, version, now);
     let text = before.count === 0 ? `[${added}]` : `${before.text.slice(0, -1)},${added}]`;
     let count = before.count + 1;
