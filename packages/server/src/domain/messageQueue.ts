@@ -82,8 +82,8 @@ export interface NewMessage {
 
 /**
  * A copy's ID on a platform: the sender's own, or the one a receiving platform's bot (markRead) or
- * webhook (on delivery) reported. An ID another kept message of that platform has already, or a
- * second ID for the same copy, is not recorded (the caller refuses a known duplicate beforehand).
+ * webhook (on delivery) reported. It replaces the ID the copy had; an ID another kept message of that
+ * platform has already is not recorded (the caller refuses a known duplicate beforehand).
  */
 export interface MessageIdClaim {
   number: number;

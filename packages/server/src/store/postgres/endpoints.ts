@@ -10,9 +10,9 @@
 // (turnBatches.ts).
 import type { EndpointRecord, Platform } from '../../domain/record.ts';
 import type { ChannelMatch, Decision, Endpoints, StoredEndpoint } from '../endpoints.ts';
-import { changedChannelEntries, channelEntries } from '../sql/channelIndex.ts';
+import { type ChannelEntry, changedChannelEntries, channelEntries } from '../sql/channelIndex.ts';
 import { type PostgresDatabase, prepared } from './database.ts';
-import { NOTIFY, type PostgresRowWrites, channelKey } from './rowWrites.ts';
+import { NOTIFY, type PostgresRowWrites, type Write, channelKey } from './rowWrites.ts';
 import { TurnBatches } from './turnBatches.ts';
 
 /** Compare-and-set attempts of `update` before it takes the row lock instead. */
@@ -55,6 +55,7 @@ export class PostgresEndpoints implements Endpoints {
       transaction: (work) => database.transaction(work),
       readOne: (id) => writes.read(id),
       writeOne: (db, w) => writes.write(db, w.id, w.current, w.write),
+      applyMessages: (client, w) => writes.messages.apply(client, w.id, w.write.messages!),
       clock: database.clock,
       maxEvents: database.eventWindow.maxEvents,
     });
@@ -69,26 +70,26 @@ export class PostgresEndpoints implements Endpoints {
       const current = await this.get(id);
       const { write, result } = decide(current);
       if (!write || !current) return result;
-      // A write that changes the lookup index or drops deliveries is a configuration change, rare: it
-      // goes as a statement of its own, and the turn's batched writes (messages, reads) stay as lean.
+      // A write that changes the lookup index or drops deliveries is a configuration change, rare, and
+      // an edit or delete of a message is rarer than messages: they go on their own, and the turn's
+      // batched writes (messages, marks, reads) stay as lean.
       const entries = changedChannelEntries(current.recordJson, write.record);
-      if (write.messages) {
-        // A write of the message log goes with the row in one transaction of its own.
-        const messages = write.messages;
-        const written = await this.database.transaction(async (client) => {
-          if (!(await this.writes.write(client, id, current, write, entries))) return false;
-          await this.writes.messages.apply(client, id, messages);
-          return true;
-        });
-        if (written) return result;
-        continue;
-      }
       const copyChange = write.event !== undefined || (write.deliveries ?? []).some((d) => d.number !== undefined);
       const alone = entries !== undefined || (write.dropDeliveriesTo?.length ?? 0) > 0 || copyChange;
-      if (await (alone ? this.writes.write(this.database.pool, id, current, write, entries) : this.batches.write({ id, current, write })))
-        return result;
+      if (await (alone ? this.writeAlone(id, current, write, entries) : this.batches.write({ id, current, write }))) return result;
     }
     return this.database.transaction(async (client) => this.writes.decideLocked(client, id, await this.writes.lock(client, id), decide));
+  }
+
+  /** One write as a statement of its own; with message-log writes, in one transaction with them. */
+  private async writeAlone(id: string, current: StoredEndpoint, write: Write, entries: ChannelEntry[] | undefined): Promise<boolean> {
+    const messages = write.messages;
+    if (!messages) return this.writes.write(this.database.pool, id, current, write, entries);
+    return this.database.transaction(async (client) => {
+      if (!(await this.writes.write(client, id, current, write, entries))) return false;
+      await this.writes.messages.apply(client, id, messages);
+      return true;
+    });
   }
 
   async create(id: string, tokenHash: Uint8Array, record: EndpointRecord): Promise<boolean> {

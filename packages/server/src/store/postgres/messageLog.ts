@@ -35,8 +35,12 @@ const SQL = {
   find: `SELECT ${COLUMNS} FROM messages WHERE endpoint_id = $1
            AND number = (SELECT number FROM message_ids WHERE endpoint_id = $1 AND platform = $2 AND message_id = $3)`,
   idsBetween: 'SELECT number, platform, message_id FROM message_ids WHERE endpoint_id = $1 AND number BETWEEN $2 AND $3',
-  // An ID taken already (by another message, or another ID of this copy) is not recorded: the callers
-  // refuse a known duplicate before they write.
+  // A copy has one ID: a new one replaces the one it had (the copy last posted is the one edits reach),
+  // in a statement before the insert, which would otherwise still see the old one. An ID another
+  // message has is not taken from it: the callers refuse a known duplicate before they write, and one
+  // that races them in is left out.
+  unclaimIds: `DELETE FROM message_ids m USING unnest($2::text[], $3::text[], $4::bigint[]) AS c (platform, message_id, number)
+               WHERE m.endpoint_id = $1 AND m.number = c.number AND m.platform = c.platform AND m.message_id <> c.message_id`,
   claimIds: `INSERT INTO message_ids (endpoint_id, platform, message_id, number)
              SELECT $1, * FROM unnest($2::text[], $3::text[], $4::bigint[]) ON CONFLICT DO NOTHING`,
   edit: 'UPDATE messages SET message = $3, edits = edits + 1, edited_at = $4 WHERE endpoint_id = $1 AND number = $2 AND deleted_at IS NULL',
@@ -74,7 +78,9 @@ export class PostgresMessageLog implements MessageLog {
       await client.query(statement('settle', [endpointId, numbers, unread, expired, this.clock()]));
     }
     if (ids.length > 0) {
-      await client.query(statement('claimIds', [endpointId, ids.map((c) => c.platform), ids.map((c) => c.id), ids.map((c) => c.number)]));
+      const columns = [endpointId, ids.map((c) => c.platform), ids.map((c) => c.id), ids.map((c) => c.number)];
+      await client.query(statement('unclaimIds', columns));
+      await client.query(statement('claimIds', columns));
     }
     if (rewrite) {
       await client.query(statement(rewrite.deleted ? 'erase' : 'edit', [endpointId, rewrite.number, rewrite.message, rewrite.at]));

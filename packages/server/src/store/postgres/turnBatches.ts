@@ -67,6 +67,8 @@ export interface TurnBatchDeps {
   readOne(id: string): Promise<StoredEndpoint | undefined>;
   /** One compare-and-set write, on its own or inside the caller's transaction: false if the row changed. */
   writeOne(db: pg.Pool | pg.PoolClient, w: PendingWrite): Promise<boolean>;
+  /** The write's message-log writes, inside the transaction that wrote its row. */
+  applyMessages(client: pg.PoolClient, w: PendingWrite): Promise<void>;
   clock(): number;
   maxEvents: number;
 }
@@ -107,28 +109,43 @@ export class TurnBatches {
     return ids.map((id) => toStored(byId.get(id)));
   }
 
+  /** One write on its own: its row in one statement, or with its message-log writes in one transaction. */
+  private alone(w: PendingWrite): Promise<boolean> {
+    if (!w.write.messages) return this.deps.writeOne(this.deps.pool, w);
+    return this.deps.transaction(async (client) => {
+      if (!(await this.deps.writeOne(client, w))) return false;
+      await this.deps.applyMessages(client, w);
+      return true;
+    });
+  }
+
+  /**
+   * The turn's writes, their message-log writes (messages accepted, marks, IDs) in the same
+   * transaction: one commit for the turn, where a transaction per message would take the notify lock
+   * (see `write`) once per message.
+   */
   private async writeMany(batch: readonly PendingWrite[]): Promise<(boolean | Error)[]> {
-    const alone = (w: PendingWrite) => this.deps.writeOne(this.deps.pool, w);
-    if (batch.length === 1) return [await alone(batch[0]!)];
+    if (batch.length === 1) return [await this.alone(batch[0]!)];
     const rounds = inRounds(batch);
+    const logs = batch.some((w) => w.write.messages !== undefined);
     const run = async (db: pg.Pool | pg.PoolClient) => {
       const written = new Array<boolean>(batch.length).fill(false);
       for (const round of rounds) {
-        const done = await this.writeRound(
-          db,
-          round.map((i) => batch[i]!),
-        );
+        const writes = round.map((i) => batch[i]!);
+        const done = await this.writeRound(db, writes);
         for (const i of round) written[i] = done.has(batch[i]!.id);
+        // Inside the transaction (`logs` makes it one): only writes whose row was written log anything.
+        for (const w of writes) if (w.write.messages && done.has(w.id)) await this.deps.applyMessages(db as pg.PoolClient, w);
       }
       return written;
     };
     try {
-      // One statement is a transaction of its own: a batch that names each endpoint once (the usual
-      // case) needs no BEGIN and COMMIT round trips around it.
-      return await (rounds.length === 1 ? run(this.deps.pool) : this.deps.transaction(run));
+      // One statement is a transaction of its own: a batch that names each endpoint once and writes
+      // no message log (a turn of settings) needs no BEGIN and COMMIT round trips around it.
+      return await (rounds.length === 1 && !logs ? run(this.deps.pool) : this.deps.transaction(run));
     } catch {
       // One write failed and took the batch with it: each on its own, so only that one fails.
-      return Promise.all(batch.map((w) => alone(w).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+      return Promise.all(batch.map((w) => this.alone(w).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
     }
   }
 

@@ -23,6 +23,7 @@ type Statement =
   | 'get'
   | 'pruneAged'
   | 'claimId'
+  | 'unclaimId'
   | 'edit'
   | 'erase'
   | 'idsOf'
@@ -50,8 +51,10 @@ export class SqliteMessageLog implements MessageLog {
       dropSettled: q(
         `DELETE FROM outbox WHERE endpoint_id = ?1 AND message_seq = ?2 AND kind = 'create' AND (?3 & ${OUTBOX_BIT}) = 0 AND lease_until <= ?4`,
       ),
-      // An ID taken already (by another message, or another ID of this copy) is not recorded: the
-      // callers refuse a known duplicate before they write.
+      // A copy has one ID: a new one replaces the one it had (the copy last posted is the one edits
+      // reach). An ID another message has is not taken from it: the callers refuse a known duplicate
+      // before they write, and one that races them in is left out.
+      unclaimId: q('DELETE FROM message_ids WHERE endpoint_id = ?1 AND number = ?2 AND platform = ?3 AND message_id <> ?4'),
       claimId: q('INSERT INTO message_ids (endpoint_id, platform, message_id, number) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
       edit: q('UPDATE messages SET message = ?3, edits = edits + 1, edited_at = ?4 WHERE endpoint_id = ?1 AND number = ?2 AND deleted_at IS NULL'),
       erase: q('UPDATE messages SET message = ?3, deleted_at = ?4 WHERE endpoint_id = ?1 AND number = ?2 AND deleted_at IS NULL'),
@@ -84,7 +87,10 @@ export class SqliteMessageLog implements MessageLog {
       this.st.settle.run(endpointId, s.number, s.unread, s.expired);
       this.st.dropSettled.run(endpointId, s.number, s.unread, this.clock());
     }
-    for (const c of ids) this.st.claimId.run(endpointId, c.platform, c.id, c.number);
+    for (const c of ids) {
+      this.st.unclaimId.run(endpointId, c.number, c.platform, c.id);
+      this.st.claimId.run(endpointId, c.platform, c.id, c.number);
+    }
     if (rewrite) (rewrite.deleted ? this.st.erase : this.st.edit).run(endpointId, rewrite.number, rewrite.message, rewrite.at);
   }
 
