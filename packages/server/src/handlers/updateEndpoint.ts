@@ -1,4 +1,4 @@
-import { webhookBody } from '../delivery/payload.ts';
+import { webhookBodyFor } from '../delivery/payload.ts';
 import type { Forbidden } from '../domain/botRights.ts';
 import { decideUpdateAs, type UpdateResult } from '../domain/updateDecision.ts';
 import { type Actor, actingPlatform, authenticate, type Unauthenticated } from '../http/auth/authenticate.ts';
@@ -30,7 +30,7 @@ export const updateEndpoint =
     const { token: _token, ...params } = queryOf(req, 'updateEndpoint');
     const id = pathParam(req, 'endpoint');
     const reply = await newMessageCopies(req, { store, bots, adminTokenHash }, id, params);
-    const context = { allowPrivateWebhooks, messageTtlMs, webhookBody, now: clock(), queueLimits: messageQueueLimits, reply };
+    const context = { allowPrivateWebhooks, messageTtlMs, webhookBody: webhookBodyFor, now: clock(), queueLimits: messageQueueLimits, reply };
     // Authentication, the update rules, the lifecycle, the message log and the outbox all commit in one transaction.
     let actor: Actor | undefined;
     const result = await store.endpoints.update<UpdateResult | Forbidden | Unauthenticated>(id, (current) => {

@@ -4,8 +4,8 @@
 import type { Request, Response } from 'express';
 import type { operations } from '@chatbridge/api';
 
-/** `webhooks` operations (`deliverMessage`) are requests the service sends, not ones it serves. */
-export type OperationId = Exclude<keyof operations, 'deliverMessage'>;
+/** `webhooks` operations (a copy's create, edit and delete) are requests the service sends, not ones it serves. */
+export type OperationId = Exclude<keyof operations, 'deliverMessage' | 'editDeliveredMessage' | 'deleteDeliveredMessage'>;
 export type Handler = (req: Request, res: Response) => Promise<void> | void;
 export type Handlers = { [K in OperationId]: Handler };
 

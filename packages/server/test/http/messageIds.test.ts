@@ -15,9 +15,23 @@ import type { Platform } from '../../src/domain/record.ts';
 import { PostgresEndpointStore } from '../../src/store/postgres/store.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { startTestServer, type TestServer } from '../../src/testing.ts';
+import { createLogger } from '../../src/logger.ts';
 import { openSse, type SseBlock, type SseReader } from '../sseBlocks.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 import { eventually } from './receiver.ts';
+
+/** Waits until `assertion` passes (it is run once more at the end, so a timeout shows what differed). */
+async function settles(assertion: () => unknown | Promise<unknown>): Promise<void> {
+  await eventually(async () => {
+    try {
+      await assertion();
+      return true;
+    } catch {
+      return false;
+    }
+  }).catch(() => undefined);
+  await assertion();
+}
 
 const BASE_URL = process.env.DATABASE_URL;
 
@@ -111,7 +125,7 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
   });
 
   const start = async () => {
-    const server = await startTestServer({ store: await backend.open(), allowPrivateWebhooks: true, messageTtlMs: 60_000 });
+    const server = await startTestServer({ store: await backend.open(), allowPrivateWebhooks: true, messageTtlMs: 60_000, ...(process.env.IDS_DEBUG && { logger: createLogger('info') }) });
     servers.push(server);
     return server;
   };
@@ -155,7 +169,7 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     expect(sent.number).toBe('1');
     await readUntil(dStream, (b) => b.event === 'record' && JSON.parse(b.data!).meta.message.content === 'hello');
     expect((await call(server, 'POST', `/read/${id}`, { message_number: 1, message_id: 'd-1' }, keys.chat_d)).status).toBe(200);
-    await eventually(async () => expect((await call(server, 'GET', `/messages/${id}/find`, { number: 1 }, keys.chat_c)).body.ids).toEqual({ chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' }));
+    await settles(async () => expect((await call(server, 'GET', `/messages/${id}/find`, { number: 1 }, keys.chat_c)).body.ids).toEqual({ chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' }));
     expect(hook.calls[0]).toMatchObject({ method: 'POST', wait: true, body: { content: 'hello' } });
 
     // Any copy's ID finds it, for every platform that takes part; a platform that does not cannot.
@@ -196,7 +210,7 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     expect(edited.body).toMatchObject({ number: 1, edits: 1, message: { content: 'hello, edited' } });
     const editEvent = await readUntil(dLive, (b) => b.event === 'edit');
     expect(JSON.parse(editEvent.data!)).toMatchObject({ number: 1, ids: { chat_d: 'd-1' }, message: { content: 'hello, edited' }, edits: 1 });
-    await eventually(async () => expect(hook.calls.some((c) => c.method === 'PATCH')).toBe(true));
+    await settles(async () => expect(hook.calls.some((c) => c.method === 'PATCH')).toBe(true));
     expect(hook.calls.find((c) => c.method === 'PATCH')).toMatchObject({ path: '/api/webhooks/1234/' + 't'.repeat(40) + '/messages/a-1', body: { content: 'hello, edited' } });
 
     // chat_d replies to its copy d-1: chat_a gets a reply to a-1, chat_c's stream names c-1.
@@ -204,7 +218,7 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     expect(reply.status).toBe(200);
     const replied = await readUntil(cLive, (b) => b.event === 'record' && JSON.parse(b.data!).meta.message.content === 'a reply');
     expect(JSON.parse(replied.data!).meta.message).toMatchObject({ isReply: true, reply: { number: 1, ids: { chat_c: 'c-1', chat_a: 'a-1', chat_d: 'd-1' } } });
-    await eventually(async () => expect(hook.calls.filter((c) => c.method === 'POST')).toHaveLength(2));
+    await settles(async () => expect(hook.calls.filter((c) => c.method === 'POST')).toHaveLength(2));
     expect(hook.calls.filter((c) => c.method === 'POST')[1]!.body).toMatchObject({ content: 'a reply', message_reference: { message_id: 'a-1', fail_if_not_exists: false } });
 
     // The delete: the webhook deletes a-1, chat_d's stream names d-1, and the log keeps no text of it.
@@ -213,7 +227,7 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     expect(deleted.body).toMatchObject({ number: 1, deleted: true, message: { content: null }, ids: { chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' } });
     const deleteEvent = await readUntil(dLive, (b) => b.event === 'delete');
     expect(JSON.parse(deleteEvent.data!)).toMatchObject({ number: 1, ids: { chat_d: 'd-1' } });
-    await eventually(async () => expect(hook.calls.some((c) => c.method === 'DELETE')).toBe(true));
+    await settles(async () => expect(hook.calls.some((c) => c.method === 'DELETE')).toBe(true));
     expect(hook.calls.find((c) => c.method === 'DELETE')!.path).toMatch(/\/messages\/a-1$/);
     const editDeleted = await call(server, 'POST', `/messages/${id}/edit`, { number: 1, message_content: 'too late' }, keys.chat_c);
     expect(editDeleted.status).toBe(409);
@@ -234,7 +248,7 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     expect((await send('first', 'o-1')).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1));
     expect((await call(server, 'POST', `/messages/${id}/edit`, { token, platform: 'chat_c', message_id: 'o-1', message_content: 'first, edited' }, '')).status).toBe(200);
-    await eventually(async () => expect(hook.calls.slice(before).map((c) => c.method)).toEqual(['POST', 'PATCH']));
+    await settles(async () => expect(hook.calls.slice(before).map((c) => c.method)).toEqual(['POST', 'PATCH']));
     expect(hook.calls.slice(before).map((c) => c.body?.content)).toEqual(['first', 'first, edited']);
 
     // A message deleted while its create waits is never created.
@@ -243,7 +257,7 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     expect((await send('never shown', 'o-3')).status).toBe(200);
     expect((await call(server, 'POST', `/messages/${id}/delete`, { token, platform: 'chat_c', message_id: 'o-3' }, '')).status).toBe(200);
     hook.release();
-    await eventually(async () => expect(hook.calls.slice(before).filter((c) => c.method === 'POST').map((c) => c.body?.content)).toEqual(['first', 'blocker']));
+    await settles(async () => expect(hook.calls.slice(before).filter((c) => c.method === 'POST').map((c) => c.body?.content)).toEqual(['first', 'blocker']));
     await server.relay.settled();
     await new Promise((r) => setTimeout(r, 300));
     expect(hook.calls.slice(before).some((c) => c.body?.content === 'never shown')).toBe(false);
