@@ -43,7 +43,7 @@ describe('relay during a store outage', () => {
     const { lines, logger } = recordingLogger();
     relay = new Relay({
       store,
-      sender: { send: async () => ({ kind: 'delivered' }) } as never,
+      sender: { deliver: async () => ({ kind: 'delivered' }) } as never,
       logger,
       clock: Date.now,
       messageTtlMs: 30_000,
@@ -91,6 +91,7 @@ describe('relay acknowledgements', () => {
     const delivery: Delivery = {
       id: 1,
       endpointId: 'ep-1',
+      kind: 'create',
       seq: 1,
       platform: 'chat_a',
       url,
@@ -114,7 +115,7 @@ describe('relay acknowledgements', () => {
       },
     } as unknown as EndpointStore;
     let sends = 0;
-    const sender = { attemptDeadlineMs: 20_000, send: async () => (sends++, { kind: 'delivered' as const, status: 200 }) };
+    const sender = { attemptDeadlineMs: 20_000, deliver: async () => (sends++, { kind: 'delivered' as const, status: 200 }) };
     const relay = new Relay({ store, sender, logger: recordingLogger().logger, clock: Date.now, messageTtlMs: 30_000, pollMs: 10 });
     relay.start();
     try {
@@ -146,6 +147,7 @@ describe("relay: an endpoint's share of a platform's slots", () => {
       due.push({
         id,
         endpointId,
+        kind: 'create',
         seq: id,
         platform: 'chat_a',
         url: url(id - 1),
@@ -179,7 +181,7 @@ describe("relay: an endpoint's share of a platform's slots", () => {
     const attempts = new Map<string, () => void>();
     const sender = {
       attemptDeadlineMs: 20_000,
-      send: (_url: string, _payload: unknown, key: string) =>
+      deliver: (_url: string, _call: unknown, key: string) =>
         new Promise<SendOutcome>((resolve) => attempts.set(key.split(':').at(-1)!, () => resolve({ kind: 'delivered', status: 200 }))),
     };
     return { sender, attempts };
