@@ -59,8 +59,11 @@ export function afterUpdate(previous: Pick<Row, 'state'>, record: EndpointRecord
     const message = JSON.stringify(record.meta.message);
     const unread = PLATFORMS.reduce((mask, p) => (record.meta.read[p] ? mask : mask | PLATFORM_BITS[p]), 0);
     const next = enqueue(queue, { n: number, u: unread, at: now, b: Buffer.byteLength(message), s: record.meta.sender });
-    const replyTo = record.meta.message.reply.number ?? null;
-    const append = { number, sender: record.meta.sender, senderChannel: record.meta['sender-channel'], message, unread, createdAt: now, replyTo };
+    const replyTo = record.meta.message.reply.number;
+    const append = {
+      ...{ number, sender: record.meta.sender, senderChannel: record.meta['sender-channel'], message, unread, createdAt: now },
+      ...(replyTo !== undefined && { replyTo }),
+    };
     return { row: settle({ record, state: stateOf(number, next) }), messages: { append } };
   }
   if (trigger === false && queue.length > 0) {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { initialRecord } from '../../src/domain/record.ts';
 import { RECORD_BUDGET_BYTES } from '../../src/domain/recordBudget.ts';
+import { MESSAGE_ID } from '../../src/domain/messageIds.ts';
 import { NO_CONTROL_CHARACTERS_PATTERN } from '../../src/domain/text.ts';
 import { type Harness, raw, useServer } from './harness.ts';
 
@@ -92,8 +93,10 @@ describe('updateEndpoint: control characters', () => {
     const text = operation
       .parameters!.map((p) => spec.components.parameters[p.$ref!.split('/').pop()!]!)
       .filter((p) => p.in === 'query' && p.schema.type === 'string' && !p.schema.enum && p.name !== 'token');
-    expect(text.map((p) => p.name).sort()).toEqual(Object.keys(TEXT_PARAMETERS).sort());
-    for (const p of text) expect(p.schema.pattern, p.name).toBe(NO_CONTROL_CHARACTERS_PATTERN);
+    // A message ID's pattern is stricter still: printable ASCII only (domain/messageIds.ts).
+    const ids = ['message_id', 'message_reply_to'];
+    expect(text.map((p) => p.name).sort()).toEqual([...Object.keys(TEXT_PARAMETERS), ...ids].sort());
+    for (const p of text) expect(p.schema.pattern, p.name).toBe(ids.includes(p.name) ? MESSAGE_ID.source : NO_CONTROL_CHARACTERS_PATTERN);
   });
 });
 
