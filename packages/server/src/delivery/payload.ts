@@ -41,10 +41,26 @@
 // - Null and absent members are omitted, never sent as null.
 // - A payload without `content` and without `embeds` is not deliverable (platforms answer 400);
 //   `isEmptyPayload` tells the caller to skip it.
+// - Native replies (`webhookBodyFor`, per receiving platform): when the message is a reply (`isReply`
+//   true) and `reply.ids` holds the receiving platform's ID of the replied-to message, the create
+//   payload carries `message_reference: { message_id: <that ID>, fail_if_not_exists: false }`, the chat
+//   webhook's reply reference. `fail_if_not_exists: false`: when that copy has since been deleted on
+//   the platform, the message is still posted, as a plain one, instead of being refused. The quote stays
+//   in `content`, so a receiver that ignores the reference still shows what was replied to. An ID that is
+//   not a message ID (1-100 printable ASCII characters) is not sent.
+// - Edits (`webhookEditBody`): the edited message rendered as the create renders it (quote, text,
+//   links, embed, the same limits), sent as `content` and `embeds`, without `username` or
+//   `avatar_url` (an edit cannot change who posted the copy). Both are always present, `""` and `[]`
+//   when empty, because a chat webhook's edit leaves an absent member as it was, and the edit replaces
+//   the whole message. `allowed_mentions: { "parse": [] }` goes along: an edit's text is parsed for
+//   mentions afresh, without regard to what the create allowed, so without it an edit could ping where
+//   the create could not. An edit that leaves neither text nor embed has no body (platforms refuse to
+//   edit a message to empty); the caller decides what to do instead.
 import type { components, webhooks } from '@chatbridge/api';
-import type { Embed, EndpointRecord } from '../domain/record.ts';
+import type { Embed, EndpointRecord, Message, Platform } from '../domain/record.ts';
 import { EMBED_NONE } from '../domain/record.ts';
 import { isHttpUrl } from '../domain/urls.ts';
+import { isMessageId } from './messageId.ts';
 
 /**
  * The request body a webhook receives, as the spec's `webhooks.messagePending` declares it (generated
@@ -53,6 +69,18 @@ import { isHttpUrl } from '../domain/urls.ts';
 export type WebhookPayload = webhooks['messagePending']['post']['requestBody']['content']['application/json'];
 export type WebhookEmbed = components['schemas']['WebhookEmbed'];
 export type WebhookEmbedField = components['schemas']['WebhookEmbedField'];
+
+// Typed here until the spec's generated types carry the native-reply and edit members.
+/** A message's reply members, with a native reply's: the replied-to message's number and its copies' IDs. */
+type ReplyWithIds = components['schemas']['Reply'] & { number?: number; ids?: { [P in Platform]?: string } };
+
+/** The create's body for one receiving platform: a native reply names that platform's copy. */
+export interface WebhookCreatePayload extends WebhookPayload {
+  message_reference?: { message_id: string; fail_if_not_exists: false };
+}
+
+/** The edit's body: what the message shows, never who sent it. */
+export type WebhookEditPayload = Required<Pick<WebhookPayload, 'content' | 'embeds' | 'allowed_mentions'>>;
 
 export const PAYLOAD_LIMITS = {
   content: 2000,
@@ -128,9 +156,8 @@ function contentOf(text: string, links: string): string | undefined {
   return truncate(`${text}\n${links}`, max); // the links alone (nearly) fill it
 }
 
-/** The webhook body for the record's latest message. See the decisions at the top of this file. */
-export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
-  const message = record.meta.message;
+/** What a message shows: `content` (quote, text, links) and its embed, each undefined when empty. */
+function renderMessage(message: Message): { content: string | undefined; embed: WebhookEmbed | undefined } {
   const links = message.attachments.filter((url) => url.length > 0).join('\n');
   const text = present(message.content) ? message.content : '';
   const joined = (...blocks: string[]) => blocks.filter((b) => b !== '').join('\n');
@@ -156,17 +183,45 @@ export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
       quote = replyQuote(message.reply.author, replied, lo);
     }
   }
+  return { content: contentOf(joined(quote, text), links), embed: buildEmbed(message.embed) };
+}
 
+/** The webhook body for the record's latest message. See the decisions at the top of this file. */
+export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
+  const message = record.meta.message;
+  const { content, embed } = renderMessage(message);
   const payload: WebhookPayload = { allowed_mentions: { parse: [] } };
-  const content = contentOf(joined(quote, text), links);
   if (content !== undefined) payload.content = content;
   const name = message.author.name;
   if (present(name) && name.trim().length > 0) payload.username = truncate(name, PAYLOAD_LIMITS.username);
   const avatar = message.author.avatar;
   if (present(avatar) && isHttpUrl(avatar)) payload.avatar_url = avatar;
-  const embed = buildEmbed(message.embed);
   if (embed) payload.embeds = [embed];
   return payload;
+}
+
+/**
+ * The receiving platform's ID of the message this one natively replies to, when the record holds it
+ * and it is usable; else undefined.
+ */
+export function replyTargetOn(message: Message, platform: Platform): string | undefined {
+  if (!message.isReply) return undefined;
+  const id = (message.reply as ReplyWithIds).ids?.[platform];
+  return isMessageId(id) ? id : undefined;
+}
+
+/** The create's body for the record's latest message as `platform` receives it (with its reply reference). */
+export function buildWebhookPayloadFor(record: EndpointRecord, platform: Platform): WebhookCreatePayload {
+  const payload: WebhookCreatePayload = buildWebhookPayload(record);
+  const target = replyTargetOn(record.meta.message, platform);
+  if (target !== undefined) payload.message_reference = { message_id: target, fail_if_not_exists: false };
+  return payload;
+}
+
+/** The edit's body for a message as it now is. See the decisions at the top of this file. */
+export function buildWebhookEditPayload(message: Message): WebhookEditPayload {
+  const { content, embed } = renderMessage(message);
+  return { content: content ?? '', embeds: embed ? [embed] : [], allowed_mentions: { parse: [] } };
 }
 
 /** True when the payload has neither content nor an embed: platforms reject it, so don't send it. */
@@ -178,4 +233,22 @@ export function isEmptyPayload(payload: WebhookPayload): boolean {
 export function webhookBody(record: EndpointRecord): string | undefined {
   const payload = buildWebhookPayload(record);
   return isEmptyPayload(payload) ? undefined : JSON.stringify(payload);
+}
+
+/**
+ * The serialised create body for the record's message as `platform` receives it (a native reply names
+ * that platform's copy); undefined when there is nothing to show.
+ */
+export function webhookBodyFor(record: EndpointRecord, platform: Platform): string | undefined {
+  const payload = buildWebhookPayloadFor(record, platform);
+  return isEmptyPayload(payload) ? undefined : JSON.stringify(payload);
+}
+
+/**
+ * The serialised edit body (`PATCH …/messages/<ID>`) for a message as it now is; undefined when it
+ * would show nothing (a chat platform refuses to edit a message to empty).
+ */
+export function webhookEditBody(message: Message): string | undefined {
+  const payload = buildWebhookEditPayload(message);
+  return payload.content === '' && payload.embeds.length === 0 ? undefined : JSON.stringify(payload);
 }

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { initialRecord, type EndpointRecord } from '../../src/domain/record.ts';
-import { buildWebhookPayload, isEmptyPayload, PAYLOAD_LIMITS, truncate } from '../../src/delivery/payload.ts';
+import { initialRecord, type EndpointRecord, type Platform } from '../../src/domain/record.ts';
+import {
+  buildWebhookPayload,
+  buildWebhookPayloadFor,
+  isEmptyPayload,
+  PAYLOAD_LIMITS,
+  truncate,
+  webhookBody,
+  webhookBodyFor,
+  webhookEditBody,
+} from '../../src/delivery/payload.ts';
 
 type MessageInput = Partial<Omit<EndpointRecord['meta']['message'], 'author' | 'reply' | 'embed'>> & {
   author?: Partial<EndpointRecord['meta']['message']['author']>;
@@ -271,5 +280,95 @@ describe('buildWebhookPayload: limits', () => {
     const text = `${'a'.repeat(8)}😀😀`; // 12 code units
     expect(truncate(text, 10)).toBe(`${'a'.repeat(8)}…`);
     expect(truncate(text, 12)).toBe(text);
+  });
+});
+
+/** A record whose message natively replies to message `number`, with the given IDs of its copies. */
+function nativeReply(message: MessageInput, ids: Partial<Record<Platform, string>>, number = 3): EndpointRecord {
+  const record = recordWith({ isReply: true, reply: { author: 'Bob', message: 'Shall we?' }, ...message });
+  Object.assign(record.meta.message.reply, { number, ids });
+  return record;
+}
+
+describe('webhookBodyFor: native replies', () => {
+  it('when the reply target has an ID on the receiving platform, then the create carries a reference to it and keeps the quote', () => {
+    const record = nativeReply({ content: 'Agreed!' }, { chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' });
+    const body = JSON.parse(webhookBodyFor(record, 'chat_a')!);
+    expect(body).toEqual({
+      allowed_mentions: { parse: [] },
+      content: '> **Bob**: Shall we?\nAgreed!',
+      message_reference: { message_id: 'a-1', fail_if_not_exists: false },
+    });
+  });
+
+  it('when the receiving platform has no ID of the reply target, then the create is the plain one', () => {
+    const record = nativeReply({ content: 'Agreed!' }, { chat_a: 'a-1', chat_c: 'c-1' });
+    expect(webhookBodyFor(record, 'chat_b')).toBe(webhookBody(record));
+    expect(buildWebhookPayloadFor(record, 'chat_b')).not.toHaveProperty('message_reference');
+  });
+
+  it('when webhookBody is asked (no receiving platform), then no reference is added', () => {
+    const record = nativeReply({ content: 'Agreed!' }, { chat_a: 'a-1' });
+    expect(JSON.parse(webhookBody(record)!)).not.toHaveProperty('message_reference');
+  });
+
+  it('when isReply is false or the ID is not a message ID, then no reference is added', () => {
+    const stale = nativeReply({ content: 'x', isReply: false }, { chat_a: 'a-1' });
+    expect(buildWebhookPayloadFor(stale, 'chat_a')).not.toHaveProperty('message_reference');
+    for (const id of ['', 'a b', 'x'.repeat(101)]) {
+      expect(buildWebhookPayloadFor(nativeReply({ content: 'x' }, { chat_a: id }), 'chat_a')).not.toHaveProperty('message_reference');
+    }
+  });
+
+  it('when a reply has nothing to show, then there is no body, reference or not', () => {
+    const record = nativeReply({ reply: { author: null, message: null } }, { chat_a: 'a-1' });
+    expect(webhookBodyFor(record, 'chat_a')).toBeUndefined();
+  });
+});
+
+describe('webhookEditBody', () => {
+  it('when a message is edited, then the body has content, embeds and mentions disabled, never the author', () => {
+    const message = recordWith({
+      content: 'fixed @everyone',
+      author: { name: 'Alice', avatar: 'https://cdn.example.com/a.png' },
+      embed: { title: 'T' },
+    }).meta.message;
+    expect(JSON.parse(webhookEditBody(message)!)).toEqual({
+      content: 'fixed @everyone',
+      embeds: [{ title: 'T' }],
+      allowed_mentions: { parse: [] },
+    });
+  });
+
+  it('when the edit has no text or no embed, then content is "" or embeds is [] (an absent member would leave the old one)', () => {
+    expect(JSON.parse(webhookEditBody(recordWith({ content: 'only text' }).meta.message)!)).toEqual({
+      content: 'only text',
+      embeds: [],
+      allowed_mentions: { parse: [] },
+    });
+    expect(JSON.parse(webhookEditBody(recordWith({ embed: { description: 'only embed' } }).meta.message)!)).toEqual({
+      content: '',
+      embeds: [{ description: 'only embed' }],
+      allowed_mentions: { parse: [] },
+    });
+  });
+
+  it('when the edited message would show nothing, then there is no body', () => {
+    expect(webhookEditBody(recordWith({ content: '' }).meta.message)).toBeUndefined();
+  });
+
+  it('when the edit is a reply with links and long text, then it is rendered and cut exactly as the create is', () => {
+    const record = recordWith({
+      isReply: true,
+      reply: { author: 'Bobby', message: 'r'.repeat(1500) },
+      content: 'u'.repeat(1990),
+      attachments: ['https://cdn.example.com/a.png'],
+      embed: { title: 't'.repeat(300) },
+    });
+    const created = buildWebhookPayload(record);
+    const edited = JSON.parse(webhookEditBody(record.meta.message)!);
+    expect(edited.content).toBe(created.content);
+    expect(edited.content).toHaveLength(PAYLOAD_LIMITS.content);
+    expect(edited.embeds).toEqual(created.embeds);
   });
 });

@@ -1,34 +1,11 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { WebhookPayload } from '../../src/delivery/payload.ts';
-import {
-  createWebhookSender,
-  parseRetryAfter,
-  redactWebhookUrl,
-  type SendOutcome,
-  type WebhookSender,
-  type WebhookSenderOptions,
-} from '../../src/delivery/send.ts';
+import { parseRetryAfter, redactWebhookUrl, type SendOutcome } from '../../src/delivery/send.ts';
+import { receivers, respond } from './receivers.ts';
 
 // Real HTTP receivers on 127.0.0.1 (port 0). They are private addresses, so every test that reaches one
 // uses allowPrivateWebhooks: true; the SSRF tests prove allowPrivateWebhooks: false never lets a request through.
-
-interface Received {
-  method: string;
-  url: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-interface Receiver {
-  port: number;
-  /** Requests that reached the handler, in order. */
-  requests: Received[];
-  /** TCP connections accepted (a refused-before-connect delivery leaves this at 0). */
-  connections: number;
-  url(path: string): string;
-}
+const { receiver, stop, sender } = receivers();
 
 const SECRET = 'S3cr3tT0k3nAbCdEfGhIjKlMnOpQrStUvWxYz0123456789';
 const HOOK_PATH = `/api/webhooks/123456789012345678/${SECRET}?wait=true`;
@@ -38,52 +15,6 @@ const payload: WebhookPayload = {
   avatar_url: 'https://cdn.example.com/a.png',
   allowed_mentions: { parse: [] },
 };
-
-const servers: http.Server[] = [];
-const senders: WebhookSender[] = [];
-
-afterEach(async () => {
-  await Promise.all(senders.splice(0).map((s) => s.close()));
-  await Promise.all(
-    servers.splice(0).map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
-});
-
-async function receiver(handle: (req: http.IncomingMessage, res: http.ServerResponse, r: Receiver) => void): Promise<Receiver> {
-  const r: Receiver = { port: 0, requests: [], connections: 0, url: (path) => `http://127.0.0.1:${r.port}${path}` };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      r.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      handle(req, res, r);
-    });
-  });
-  server.on('connection', () => r.connections++);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  r.port = (server.address() as AddressInfo).port;
-  return r;
-}
-
-const respond =
-  (status: number, headers: Record<string, string> = {}, body = '') =>
-  (_req: http.IncomingMessage, res: http.ServerResponse) => {
-    res.writeHead(status, headers);
-    res.end(body);
-  };
-
-function sender(options: Partial<WebhookSenderOptions> = {}): WebhookSender {
-  const s = createWebhookSender({ allowPrivateWebhooks: true, connectTimeoutMs: 1000, requestTimeoutMs: 2000, ...options });
-  senders.push(s);
-  return s;
-}
 
 function expectNoSecret(outcome: SendOutcome) {
   const text = JSON.stringify(outcome);
@@ -191,8 +122,7 @@ describe('webhook sender: answers from the receiver', () => {
 
   it('when nothing listens on the port, then retry as a network error', async () => {
     const r = await receiver(respond(204));
-    const closed = servers.pop()!;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await stop(r);
     const outcome = await sender().send(r.url(HOOK_PATH), payload, 'k');
     expect(outcome).toEqual({ kind: 'retry', reason: 'network error (ECONNREFUSED)' });
   });
