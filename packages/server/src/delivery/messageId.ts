@@ -15,13 +15,11 @@
 //           A negative or fractional number is not an ID any platform hands out; no ID then;
 //     anything else, or a body that is not JSON → no ID.
 
-const MESSAGE_ID = /^[!-~]{1,100}$/;
-const DIGITS = /^\d+$/;
+import { isMessageId } from '../domain/messageIds.ts';
 
-/** True when `value` is a message ID: 1 to 100 printable ASCII characters, no spaces. */
-export function isMessageId(value: unknown): value is string {
-  return typeof value === 'string' && MESSAGE_ID.test(value);
-}
+export { isMessageId };
+
+const DIGITS = /^\d+$/;
 
 /** A JSON number as the parser saw it: its source text, so no digit is lost to a double. */
 class JsonNumber {

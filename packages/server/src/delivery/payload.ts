@@ -70,9 +70,6 @@ export type WebhookPayload = webhooks['messagePending']['post']['requestBody']['
 export type WebhookEmbed = components['schemas']['WebhookEmbed'];
 export type WebhookEmbedField = components['schemas']['WebhookEmbedField'];
 
-// Typed here until the spec's generated types carry the native-reply and edit members.
-/** A message's reply members, with a native reply's: the replied-to message's number and its copies' IDs. */
-type ReplyWithIds = components['schemas']['Reply'] & { number?: number; ids?: { [P in Platform]?: string } };
 
 /** The create's body for one receiving platform: a native reply names that platform's copy. */
 export interface WebhookCreatePayload extends WebhookPayload {
@@ -206,7 +203,7 @@ export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
  */
 export function replyTargetOn(message: Message, platform: Platform): string | undefined {
   if (!message.isReply) return undefined;
-  const id = (message.reply as ReplyWithIds).ids?.[platform];
+  const id = message.reply.ids?.[platform];
   return isMessageId(id) ? id : undefined;
 }
 
