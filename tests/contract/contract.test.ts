@@ -351,6 +351,60 @@ const cases: Case[] = [
     call: (t) => ({ path: `/messages/${ENDPOINT_ID}`, query: { token: t.token, limit: '501' } }),
   },
   {
+    name: 'when a message is looked for without a token, then 401',
+    operationId: 'getMessage',
+    status: 401,
+    call: () => ({ path: `/messages/${ENDPOINT_ID}/find`, query: { number: '1' } }),
+  },
+  {
+    name: 'when a message is looked for by number 0, then 400',
+    operationId: 'getMessage',
+    status: 400,
+    call: (t) => ({ path: `/messages/${ENDPOINT_ID}/find`, query: { token: t.token, number: '0' } }),
+  },
+  {
+    name: 'when a message is edited without a token, then 401',
+    operationId: 'editMessage',
+    status: 401,
+    call: () => ({ method: 'POST', path: `/messages/${ENDPOINT_ID}/edit`, query: { number: '1', message_content: 'x' } }),
+  },
+  {
+    name: 'when a message is edited by an ID with a space in it, then 400',
+    operationId: 'editMessage',
+    status: 400,
+    call: (t) => ({
+      method: 'POST',
+      path: `/messages/${ENDPOINT_ID}/edit`,
+      query: { token: t.token, platform: 'chat_c', message_id: 'c 1', message_content: 'x' },
+    }),
+  },
+  {
+    name: 'when a message is deleted without a token, then 401',
+    operationId: 'deleteMessage',
+    status: 401,
+    call: () => ({ method: 'POST', path: `/messages/${ENDPOINT_ID}/delete`, query: { number: '1' } }),
+  },
+  {
+    name: 'when a message is deleted on an unknown platform, then 400',
+    operationId: 'deleteMessage',
+    status: 400,
+    call: (t) => ({
+      method: 'POST',
+      path: `/messages/${ENDPOINT_ID}/delete`,
+      query: { token: t.token, platform: 'chat_z', message_id: 'c-1' },
+    }),
+  },
+  {
+    name: 'when an update has a message_id longer than 100 characters, then 400',
+    operationId: 'updateEndpoint',
+    status: 400,
+    call: (t) => ({
+      method: 'POST',
+      path: `/update/${ENDPOINT_ID}`,
+      query: { token: t.token, sender: 'chat_c', trigger: 'true', message_id: 'x'.repeat(101) },
+    }),
+  },
+  {
     name: 'when an admin looks up a channel, then 200 with the endpoints that bridge it',
     operationId: 'lookupEndpoints',
     status: 200,

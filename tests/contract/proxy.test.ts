@@ -37,7 +37,11 @@ function operationOf({ method, path }: Exchange): string {
   if (path.startsWith('/admin/bots/')) return path.endsWith('/key') ? 'rotateBotKey' : 'deleteBot';
   if (path.startsWith('/read/')) return 'markRead';
   if (path === '/lookup') return 'lookupEndpoints';
-  if (path.startsWith('/messages/')) return 'listMessages';
+  if (path.startsWith('/messages/')) {
+    if (path.endsWith('/find')) return 'getMessage';
+    if (path.endsWith('/edit')) return 'editMessage';
+    return path.endsWith('/delete') ? 'deleteMessage' : 'listMessages';
+  }
   if (path.startsWith('/remove/')) return 'removeFromEndpoint';
   return path.startsWith('/update/') ? 'updateEndpoint' : 'getEndpoint';
 }
@@ -181,6 +185,33 @@ describe('prism proxy --errors in front of the real server', () => {
     last = await client().markRead(ID, token, 'chat_b');
     expect(last.meta).toMatchObject({ trigger: false, sender: null, message: { content: null, attachments: [] } });
     expect(last.config).toEqual(afterA.config);
+  });
+
+  it("when a message with its ID is posted, found by a copy's ID, edited and deleted, then every answer passes the proxy", async () => {
+    await client().updateEndpoint(ID, token, {
+      sender: 'chat_c',
+      sender_channel: 'channel-c-1234',
+      message_content: CONTENT,
+      message_id: 'c-1',
+      trigger: true,
+    });
+    const { newest } = await client().listMessages(ID, token);
+    await client().markRead(ID, token, 'chat_a', { messageNumber: newest, messageId: '912345678901234001' });
+    const found = await client().getMessage(ID, token, { platform: 'chat_a', messageId: '912345678901234001' });
+    expect(found).toMatchObject({ number: newest, ids: { chat_a: '912345678901234001', chat_c: 'c-1' } });
+    const edited = await client().editMessage(
+      ID,
+      token,
+      { platform: 'chat_c', messageId: 'c-1' },
+      { message_content: `${CONTENT} (edited)` },
+    );
+    expect(edited).toMatchObject({ edits: 1, message: { content: `${CONTENT} (edited)` } });
+    expect(await client().deleteMessage(ID, token, { number: newest })).toMatchObject({ deleted: true, message: { content: null } });
+    const gone = await failure(client().getMessage(ID, token, { platform: 'chat_c', messageId: 'c-404' }));
+    expect([gone.status, gone.problem.type]).toEqual([404, 'https://chatbridge.dev/problems#no-such-message']);
+    // The deleted message's copy for chat_b was given up: the endpoint is idle again.
+    last = await client().getEndpoint(ID, token);
+    expect(last.meta.trigger).toBe(false);
   });
 
   it('when a bot looks up a bridged channel and removes a word, then lookup names the endpoint and bridge, and the word is gone', async () => {

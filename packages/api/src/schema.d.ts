@@ -39,7 +39,9 @@ export interface paths {
          *     every committed change of every endpoint of the service, in commit order: one stream for a bot
          *     that serves many communities, instead of one `streamEndpointEvents` per endpoint. Each `change`
          *     event carries the endpoint's ID, its new version, the pending message's number and the whole
-         *     record as committed; its **ID is a position** in the service-wide change log.
+         *     record as committed; an edit or a delete of a message is an `edit` or `delete` event with the
+         *     endpoint's ID, its new version, and the message's number and ID on every platform. Every event's
+         *     **ID is a position** in the service-wide change log.
          *
          *     - **Authorization**: `Authorization: Bearer <bot key>` (any platform's) or `Bearer <admin
          *       token>`; a missing or wrong one is `401`. Rotating or deleting the bot key ends its streams,
@@ -187,6 +189,14 @@ export interface paths {
          *     copies not yet read are given up (`expired` in `listMessages`, never delivered) and the endpoint
          *     returns to idle.
          *
+         *     **Message IDs and native replies.** With `trigger=true` and `sender`, `message_id` records the
+         *     sender's own ID of the new message (unique per endpoint and platform: one a kept message already
+         *     has there is `409`, `duplicate-message-id`, with nothing applied), so that `getMessage`,
+         *     `editMessage` and `deleteMessage` can name it and other platforms can name their copies of it.
+         *     `message_reply_to` names, by its ID on the sender's platform, the message this one replies to; the
+         *     service records the replied-to message's number and IDs in `message.reply` (a native reply), or
+         *     accepts the message as an ordinary one when no kept message has that ID.
+         *
          *     **Bounds.** An endpoint holds at most 1,000 unread messages and 4 MiB (UTF-8) of their content.
          *     A message past either bound is answered `429` with `Retry-After`, naming the bound, and nothing is
          *     changed; every message accepted before stays queued and is delivered. A message still unread
@@ -218,7 +228,7 @@ export interface paths {
          *     | `channel_X`, `log_X`, `webhook_X` | only for X = P |
          *     | `index`, `only_check` | always: they change nothing by themselves; the list parameters beside `index` are judged on their own |
          *     | `sender` | only `sender=P` (`403` otherwise) |
-         *     | `sender_channel`, `message_*`, `trigger=true` | only with `sender=P` in the same request, and, while another platform's message is the newest, only with `trigger=true` (a new message of P's is queued after it; editing or taking over someone else's message is refused) |
+         *     | `sender_channel`, `message_*` (`message_id` and `message_reply_to` included), `trigger=true` | only with `sender=P` in the same request, and, while another platform's message is the newest, only with `trigger=true` (a new message of P's is queued after it; editing or taking over someone else's message is refused) |
          *     | `trigger=false` | only while every unread message is P's own (it withdraws every unread message; withdrawing another platform's takes the endpoint token) |
          *     | `blacklist`, `allowed_ids`, `selfuse`, `beta` | never: community-wide, the endpoint token's |
          *
@@ -263,6 +273,11 @@ export interface paths {
          *     values (content and author `null`, attachments empty, embed members `None`, `isReply` false, reply
          *     fields `null`) and every read flag `false`. Config is never touched.
          *
+         *     **The copy's ID.** With `message_number`, `message_id` records the ID of the copy the platform
+         *     posted, so that edits, deletes and replies reach it: `edit` and `delete` events name it, and
+         *     `getMessage` finds the message by it. An ID another kept message already has on that platform is
+         *     `409` (`duplicate-message-id`), with nothing marked.
+         *
          *     Bots on platforms without webhooks (`chat_c`, `chat_d`) poll `getEndpoint` (or follow a stream)
          *     and call this after relaying; for self-user endpoints the service marks `chat_a`/`chat_b` itself
          *     after delivering to their webhooks.
@@ -297,7 +312,9 @@ export interface paths {
          *     the endpoint record: one event for every committed change (an update, `markRead`, a webhook
          *     delivery marking a platform read, a message expiring), carrying the whole record as committed and
          *     its **version** (and the pending message's number) as the event ID. Bots use it instead of
-         *     polling `getEndpoint`.
+         *     polling `getEndpoint`. An edit or a delete of a message (`editMessage`, `deleteMessage`) is an
+         *     `edit` or `delete` event instead, naming the message and its ID on every platform, so each bot
+         *     changes its own copy.
          *
          *     - **First event**: without `Last-Event-ID` (header) or `last_event_id` (query), the current
          *       record, as a `record` event whose ID is its current version.
@@ -386,6 +403,145 @@ export interface paths {
         get: operations["listMessages"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/{endpoint}/find": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Find a message by its number or by any of its IDs
+         * @description Returns one message of the endpoint's log with its ID on every platform the service knows: a bot
+         *     that sees an edit, a delete or a reply on its platform finds the message by its own ID and learns
+         *     the IDs of the other platforms' copies.
+         *
+         *     **Naming the message.** Either `number`, or `platform` and `message_id` (that platform's ID of the
+         *     message: the sender's own, or a copy's). Exactly one of the two ways: both, neither, or `platform`
+         *     without `message_id` (or the reverse) is `400` naming the parameters.
+         *
+         *     **What is found.** Every message the log keeps (see `listMessages`: at least the newest 1,000 of
+         *     the endpoint within 24 hours, and every unread one), edited or deleted ones included (a deleted one
+         *     with `deleted: true` and no text). A message past retention, a number never issued, or an ID no
+         *     kept message has on that platform is `404` (`no-such-message`). IDs live as long as their
+         *     message is kept.
+         *
+         *     **Rights.** The endpoint token, the admin token (`Authorization: Bearer`) and the bot key of any
+         *     platform that takes part in the endpoint (has a channel there) may find any message; a key of a
+         *     platform that does not take part is answered `401`, as a wrong token.
+         */
+        get: operations["getMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/{endpoint}/edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Edit a message
+         * @description Replaces the content of a message in the log and tells every platform: the log keeps the new
+         *     version, both event streams carry an `edit` event naming the message and its ID on every platform,
+         *     and on a `selfuse` endpoint the service edits its webhook copies (`messageEdited`). There is no
+         *     request body.
+         *
+         *     **Naming the message.** As `getMessage`: `number`, or `platform` and `message_id` (the sender's
+         *     own ID, or any platform's copy's), exactly one of the two ways (`400` otherwise).
+         *
+         *     **The new version.** `message_content` replaces the text (an empty value makes it empty);
+         *     `message_attachments` and `message_embed` replace the attachments and the embed when given, and
+         *     leave them as they were when not. At least one of the three is required (`400` naming
+         *     `message_content`). Each has the bounds and rules it has on `updateEndpoint`; the author, the reply
+         *     and the read flags are not changed. A platform that has not relayed the message yet relays the new
+         *     version (`getEndpoint` and `record` events show it).
+         *
+         *     **Bounds.** A message can be edited at most 100 times (`409`, `edit-limit`, past that); a deleted
+         *     message cannot be edited (`409`, `message-deleted`); a message the log no longer keeps (past
+         *     retention, see `listMessages`) or an ID no kept message has is `404` (`no-such-message`).
+         *
+         *     **Order.** On a `selfuse` endpoint each webhook receives the edit after the message itself, and
+         *     the edits of a message in the order they were accepted. A copy whose ID the webhook did not answer
+         *     is not edited.
+         *
+         *     **Rights.** The endpoint token and the admin token (`Authorization: Bearer`) may edit any message.
+         *     A bot key may edit only a message its own platform sent (`sender` = the key's platform); another
+         *     platform's message is `403`, with an `errors` entry naming `number` or `platform`, whichever named
+         *     it. A key of a platform that does not take part is answered `401`, as a wrong token.
+         */
+        post: operations["editMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/messages/{endpoint}/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a message
+         * @description Deletes a message everywhere: the log keeps it as deleted (`deleted: true`, its `message` reset to
+         *     the initial message, so none of its text is kept; its number and IDs stay until it is pruned), both
+         *     event streams carry a `delete` event naming the message and its ID on every platform, and on a
+         *     `selfuse` endpoint the service deletes its webhook copies (`messageDeleted`). There is no request
+         *     body.
+         *
+         *     **Naming the message.** As `getMessage`: `number`, or `platform` and `message_id`, exactly one of
+         *     the two ways (`400` otherwise). A message the log no longer keeps, or an ID no kept message has, is
+         *     `404` (`no-such-message`).
+         *
+         *     **Not delivered yet.** A platform that has not relayed the message yet never gets it: its copy is
+         *     given up as `trigger=false` gives it up (`expired` in `listMessages`), and a webhook delivery not
+         *     made yet is not made. A copy being delivered while the delete is accepted is deleted after it.
+         *
+         *     **Again.** Deleting a deleted message answers `200` with the message as it is and changes nothing
+         *     (no event, no webhook call), so a bot may repeat a delete.
+         *
+         *     **Rights.** As `editMessage`: the endpoint token and the admin token may delete any message; a bot
+         *     key only a message its own platform sent (`403` otherwise, naming `number` or `platform`); a key of
+         *     a platform that does not take part is answered `401`.
+         */
+        post: operations["deleteMessage"];
         delete?: never;
         options?: never;
         head?: never;
@@ -763,9 +919,84 @@ export interface webhooks {
          *     failures are retried with backoff (a `Retry-After` honoured up to 5 minutes) until the message
          *     expires; other answers and redirects are not retried. See "Bridging by the service" in
          *     the repository's `docs/api-conventions.md`.
+         *
+         *     **Waiting for the message.** The request goes to `<webhook URL>?wait=true` (`&wait=true` when the
+         *     URL has a query already; a `wait` it has is replaced), the chat webhooks' way of asking for the created message in the answer.
+         *     The answer's `id` (`WebhookCreatedMessage`) is recorded as the platform's ID of its copy: edits
+         *     (`messageEdited`) and deletes (`messageDeleted`) of the message name it, `getMessage` finds the
+         *     message by it, and replies to it become native replies. A `2xx` without a usable `id` still counts
+         *     as delivered; that copy is then never edited or deleted.
+         *
+         *     **Native replies.** When the message is a reply (`isReply`) sent as a native reply
+         *     (`message_reply_to`) and the receiving platform's ID of the replied-to message is known, the
+         *     payload carries `message_reference` with that ID; the quote stays in `content` as well.
          */
         post: operations["deliverMessage"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    messageEdited: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * An edit of a message delivered to a webhook
+         * @description When a message is edited (`editMessage`) on a `selfuse` endpoint, the service edits each webhook
+         *     copy whose ID it recorded from the create's answer: `PATCH <webhook URL>/messages/<message id>`
+         *     (the query of the webhook URL, if any, kept after the path), the chat webhooks' edit-message call.
+         *     The body is the edited message rendered as the create's payload (`content` and `embeds`, with
+         *     `allowed_mentions`). An edit that would leave the copy empty (no text, attachment, quote or embed)
+         *     is not sent, as chat platforms refuse it.
+         *
+         *     **Order.** Per webhook, calls are made in the order they were accepted: an edit never arrives
+         *     before its message's create, nor before an earlier edit. A copy without a recorded ID is not
+         *     edited.
+         *
+         *     **Answers.** A `2xx` is done; a `404` means the copy is gone (deleted on the platform, or the
+         *     webhook removed) and is done as well; `408`, `429`, `5xx` and network failures are retried with
+         *     backoff as a create is; other answers, and redirects, drop the edit.
+         */
+        patch: operations["editDeliveredMessage"];
+        trace?: never;
+    };
+    messageDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * A delete of a message delivered to a webhook
+         * @description When a message is deleted (`deleteMessage`) on a `selfuse` endpoint, the service deletes each
+         *     webhook copy whose ID it recorded from the create's answer: `DELETE <webhook URL>/messages/<message
+         *     id>` (the query of the webhook URL, if any, kept after the path), the chat webhooks'
+         *     delete-message call, without a body.
+         *
+         *     **Order.** Per webhook, after the message's create and every edit accepted before the delete. A
+         *     message not delivered yet when it is deleted is never delivered (and never deleted: there is no
+         *     copy). A copy without a recorded ID is not deleted.
+         *
+         *     **Answers.** A `2xx` is done; a `404` means the copy is gone already, also done; `408`, `429`,
+         *     `5xx` and network failures are retried with backoff as a create is; other answers, and redirects,
+         *     drop the delete.
+         */
+        delete: operations["deleteDeliveredMessage"];
         options?: never;
         head?: never;
         patch?: never;
@@ -792,9 +1023,13 @@ export interface components {
          *     | `unauthorized` | 401 | the token or bot key is missing or wrong (see `WWW-Authenticate`) |
          *     | `forbidden` | 403 | a valid bot key sending what is not its platform's to change; `errors` names each parameter; nothing was applied |
          *     | `not-found` | 404 | no such endpoint (admin operations) or no operation at this path |
+         *     | `no-such-message` | 404 | the log keeps no message with this number, or with this ID on this platform (never issued, or pruned) |
          *     | `method-not-allowed` | 405 | the path has no such method; `Allow` names those it has |
          *     | `request-timeout` | 408 | the request head did not arrive within 10 seconds |
          *     | `conflict` | 409 | the endpoint ID is taken (`createEndpoint`), or the message `markRead` names is no longer pending |
+         *     | `duplicate-message-id` | 409 | another message kept in the log already has this `message_id` on this platform; nothing was applied |
+         *     | `message-deleted` | 409 | the message `editMessage` names was deleted |
+         *     | `edit-limit` | 409 | the message `editMessage` names has been edited 100 times already |
          *     | `payload-too-large` | 413 | the request or its body is too large |
          *     | `unsupported-media-type` | 415 | a body that is not JSON, or an unsupported `Content-Encoding` |
          *     | `expectation-failed` | 417 | an `Expect` header other than `100-continue` |
@@ -894,10 +1129,40 @@ export interface components {
             thumbnail: string;
             title: string;
         };
-        /** @description The message replied to; both members are `null` initially, in every new message that does not set them, and after `message_reply=false`. */
+        /** @description A platform's ID of one copy of a message (1 to 100 printable ASCII characters, no spaces). */
+        MessageId: string;
+        /**
+         * @description A message's ID on each platform, as the service knows them: the sender's own (`updateEndpoint`'s
+         *     `message_id`), each copy's that a bot reported (`markRead`'s `message_id`), and each webhook copy's
+         *     that the webhook answered (`selfuse`). A platform whose ID is not known is left out; `{}` when none
+         *     is. One ID per platform, each 1 to 100 printable ASCII characters, unique per endpoint and platform
+         *     while the message is kept in the log.
+         */
+        MessageIds: {
+            chat_a?: components["schemas"]["MessageId"];
+            chat_b?: components["schemas"]["MessageId"];
+            chat_c?: components["schemas"]["MessageId"];
+            chat_d?: components["schemas"]["MessageId"];
+        };
+        /**
+         * @description The message replied to; `author` and `message` are `null` initially, in every new message that does
+         *     not set them, and after `message_reply=false`. `number` and `ids` are present only on a native
+         *     reply: a message sent with a `message_reply_to` that named a message kept in the log.
+         */
         Reply: {
             author: string | null;
             message: string | null;
+            /**
+             * Format: int64
+             * @description The number of the replied-to message in the endpoint's log.
+             */
+            number?: number;
+            /**
+             * @description The replied-to message's ID on each platform, as known when the reply was accepted: a bot
+             *     replies to its own platform's copy natively when its platform is listed, and shows the quote
+             *     otherwise.
+             */
+            ids?: components["schemas"]["MessageIds"];
         };
         /** @description The latest message. Every member is always present. */
         Message: {
@@ -968,27 +1233,128 @@ export interface components {
             endpoint: string | null;
         };
         /**
+         * @description A message of one endpoint was edited, as `streamAllEvents` says in an `edit` event: the endpoint,
+         *     its version after the edit, and what `streamEndpointEvents`' `edit` event carries.
+         */
+        AllEventsEditData: {
+            /** @description The endpoint ID. */
+            endpoint: string;
+            /**
+             * Format: int64
+             * @description The endpoint's version after this edit (as `streamEndpointEvents` numbers its events).
+             */
+            version: number;
+            /**
+             * Format: int64
+             * @description The edited message's number in the log.
+             */
+            number: number;
+            ids: components["schemas"]["MessageIds"];
+            message: components["schemas"]["Message"];
+            /**
+             * Format: int32
+             * @description How many times it has been edited, this edit included.
+             */
+            edits: number;
+            /**
+             * Format: date-time
+             * @description When this edit was accepted.
+             */
+            edited_at: string;
+        };
+        /**
+         * @description A message of one endpoint was deleted, as `streamAllEvents` says in a `delete` event: the endpoint,
+         *     its version after the delete, and what `streamEndpointEvents`' `delete` event carries.
+         */
+        AllEventsDeleteData: {
+            /** @description The endpoint ID. */
+            endpoint: string;
+            /**
+             * Format: int64
+             * @description The endpoint's version after this delete (as `streamEndpointEvents` numbers its events).
+             */
+            version: number;
+            /**
+             * Format: int64
+             * @description The deleted message's number in the log.
+             */
+            number: number;
+            ids: components["schemas"]["MessageIds"];
+            /**
+             * Format: date-time
+             * @description When the delete was accepted.
+             */
+            deleted_at: string;
+        };
+        /**
          * @description The `data` of one event of `streamAllEvents`, parsed as JSON (see the response's description for
          *     the framing): a `change` event's data names the endpoint, its version, the pending message's number
          *     and the record; a `reset` event's data names the endpoint whose changes were missed, or `null` for
-         *     changes of any endpoint. Told apart by `record`, which only a change has.
+         *     changes of any endpoint; an `edit` or `delete` event's data names the endpoint, its version and the
+         *     message edited or deleted, with its ID on each platform. Told apart by `record`, which only a change
+         *     has, `message`, which only an edit has, and `deleted_at`, which only a delete has. A client must skip
+         *     events of a type it does not know: later versions may add some.
          */
-        AllEventsEvent: components["schemas"]["ChangeEventData"] | components["schemas"]["ResetEventData"];
+        AllEventsEvent: components["schemas"]["ChangeEventData"] | components["schemas"]["ResetEventData"] | components["schemas"]["AllEventsEditData"] | components["schemas"]["AllEventsDeleteData"];
+        /**
+         * @description A message was edited, as `streamEndpointEvents` says in an `edit` event: its number, its ID on
+         *     each platform (a bot edits its own platform's copy, the one `ids.<platform>` names) and the message
+         *     as it now reads.
+         */
+        MessageEditData: {
+            /**
+             * Format: int64
+             * @description The edited message's number in the log.
+             */
+            number: number;
+            ids: components["schemas"]["MessageIds"];
+            message: components["schemas"]["Message"];
+            /**
+             * Format: int32
+             * @description How many times it has been edited, this edit included.
+             */
+            edits: number;
+            /**
+             * Format: date-time
+             * @description When this edit was accepted.
+             */
+            edited_at: string;
+        };
+        /**
+         * @description A message was deleted, as `streamEndpointEvents` says in a `delete` event: its number and its ID on
+         *     each platform (a bot deletes its own platform's copy, the one `ids.<platform>` names).
+         */
+        MessageDeleteData: {
+            /**
+             * Format: int64
+             * @description The deleted message's number in the log.
+             */
+            number: number;
+            ids: components["schemas"]["MessageIds"];
+            /**
+             * Format: date-time
+             * @description When the delete was accepted.
+             */
+            deleted_at: string;
+        };
         /**
          * @description The `data` of one event of `streamEndpointEvents`, parsed as JSON. The `text/event-stream` body is a
          *     sequence of events (see the response's description for the framing); as OpenAPI 3.1 has no schema
          *     for one item of a stream, this schema describes each event's `data`, which is how generators of
          *     streaming clients (`@hey-api/openapi-ts`, among others) read it.
          *
-         *     Every event of this stream carries the whole endpoint record:
-         *     - `event: record`: the record at the version in `id`;
+         *     The event's type (its `event:` line) says which of these its data is:
+         *     - `event: record`: the whole endpoint record at the version in `id`;
          *     - `event: reset`: the current record, sent instead of a replay the server can no longer give;
-         *       changes between the client's version and this one were missed.
+         *       changes between the client's version and this one were missed;
+         *     - `event: edit`: a message of the log was edited (`MessageEditData`);
+         *     - `event: delete`: a message of the log was deleted (`MessageDeleteData`).
          *
-         *     A stream that adds events of other kinds describes its data with its own schema of this family
-         *     (a `oneOf` of the kinds, each told apart by a member naming it).
+         *     Told apart also without the event type: only a record has `config`, only an edit has `message`,
+         *     only a delete has `deleted_at`. A client must skip events of a type it does not know: later
+         *     versions may add some.
          */
-        EndpointEvent: components["schemas"]["EndpointRecord"];
+        EndpointEvent: components["schemas"]["EndpointRecord"] | components["schemas"]["MessageEditData"] | components["schemas"]["MessageDeleteData"];
         /**
          * @description Where a message stands: `pending` while some platform (or, in a list filtered by `platform`, that
          *     platform) has not read it; `read` once every platform has; `expired` when some platform's copy was
@@ -997,7 +1363,7 @@ export interface components {
          * @enum {string}
          */
         MessageState: "pending" | "read" | "expired";
-        /** @description One message of an endpoint's message log, as it was accepted. */
+        /** @description One message of an endpoint's message log: as it was accepted, or as last edited. */
         LoggedMessage: {
             /**
              * Format: int64
@@ -1016,6 +1382,23 @@ export interface components {
              * @description When it was accepted.
              */
             created_at: string;
+            ids: components["schemas"]["MessageIds"];
+            /**
+             * Format: int32
+             * @description How many times it was edited (`editMessage`); at most 100.
+             */
+            edits: number;
+            /**
+             * Format: date-time
+             * @description When it was last edited; `null` if never.
+             */
+            edited_at: string | null;
+            /**
+             * @description It was deleted (`deleteMessage`): `message` is then the initial message (content and author
+             *     `null`, no attachments, embed `None`, not a reply), as no text of a deleted message is kept;
+             *     `ids` stay, so that every copy can still be named.
+             */
+            deleted: boolean;
         };
         /** @description A page of an endpoint's message log, ascending by number. */
         MessagePage: {
@@ -1126,6 +1509,19 @@ export interface components {
             fields?: components["schemas"]["WebhookEmbedField"][];
         };
         /**
+         * @description Makes the delivered message a native reply (the chat webhook's reply reference): sent when the
+         *     message was sent as a native reply (`message_reply_to`) and the receiving platform's ID of the
+         *     replied-to message is known when the delivery is made. `fail_if_not_exists` is always `false`, so a
+         *     platform that no longer has the replied-to copy still posts the message (the quote in `content`
+         *     still shows what it replied to).
+         */
+        WebhookMessageReference: {
+            /** @description The receiving platform's ID of its copy of the replied-to message. */
+            message_id: string;
+            /** @enum {boolean} */
+            fail_if_not_exists: false;
+        };
+        /**
          * @description The common chat-webhook JSON (as Discord's execute-webhook body) built from the message. Lengths
          *     are counted in UTF-16 code units, never fewer than the code points a platform counts. Members that
          *     would be empty are left out, never sent as `null`. A payload always has `content`, `embeds` or both
@@ -1148,7 +1544,40 @@ export interface components {
             avatar_url?: string;
             /** @description One embed, when the message has one with any content. */
             embeds?: components["schemas"]["WebhookEmbed"][];
+            message_reference?: components["schemas"]["WebhookMessageReference"];
             /** @description Always `{"parse": []}`, so bridged text never pings anyone. */
+            allowed_mentions: {
+                parse: string[];
+            };
+        };
+        /**
+         * @description What the webhook answers to a create sent with `wait=true`: the message it posted. The service reads
+         *     only `id` and records it as the receiving platform's ID of its copy, which later edits and deletes
+         *     name in their URL; every other member is ignored. An `id` that is a string of 1 to 100 printable
+         *     ASCII characters, or a JSON number (recorded as its exact digits), is taken; without one (an empty
+         *     `204`, or another body) the copy is delivered but has no ID, so edits and deletes do not reach it.
+         */
+        WebhookCreatedMessage: {
+            /** @description The platform's ID of the posted message. */
+            id?: string | number;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description What an edit of a delivered message sends to the webhook (`PATCH <webhook URL>/messages/<message
+         *     id>`): the message as edited, rendered exactly as `WebhookPayload` renders `content` and `embeds`.
+         *     Both are always sent, as an edit replaces the whole copy and a chat webhook's edit leaves an absent
+         *     member as it was: `content` is empty when the edited message has only an embed, and `embeds` is
+         *     empty when it has none, which removes an embed the copy had. `allowed_mentions` is sent again, as an
+         *     edit's text is parsed for mentions afresh. The author's name and avatar cannot be edited and are not
+         *     sent.
+         */
+        WebhookEditPayload: {
+            /** @description As `WebhookPayload`'s `content`; empty when the message has no text, attachment or quote. */
+            content: string;
+            /** @description The message's embed, as `WebhookPayload`'s `embeds`; empty when it has none. */
+            embeds: components["schemas"]["WebhookEmbed"][];
+            /** @description Always `{"parse": []}`, so an edited text never pings anyone. */
             allowed_mentions: {
                 parse: string[];
             };
@@ -1219,7 +1648,7 @@ export interface components {
          *
          *       ```
          *       id: <position>
-         *       event: change | reset
+         *       event: change | reset | edit | delete
          *       data: <AllEventsEvent as JSON, on one line>
          *       ```
          *
@@ -1231,9 +1660,16 @@ export interface components {
          *         it at that version and the pending message's number (what `Chatbridge-Message-Number` gives,
          *         null when no message is pending), so a bot can relay it and call `markRead` without reading
          *         the record again.
+         *       - `event: edit`: data is `{"endpoint": "<id>", "version": n, "number": n, "ids": {...},
+         *         "message": {...}, "edits": n, "edited_at": "..."}`: a message of that endpoint's log was edited,
+         *         as `streamEndpointEvents`' `edit` event says, at that version.
+         *       - `event: delete`: data is `{"endpoint": "<id>", "version": n, "number": n, "ids": {...},
+         *         "deleted_at": "..."}`: a message was deleted.
          *       - `event: reset`: data is `{"endpoint": "<id>" | null}`. Changes were missed: of
          *         that endpoint (re-read it with `getEndpoint`), or, with `null`, of any endpoint (the stream
-         *         continues from this position; re-read what you need). Events after it are `change` events again.
+         *         continues from this position; re-read what you need). Events after it are `change`, `edit` and `delete` events again.
+         *
+         *       A client skips an event type it does not know.
          *     - `: heartbeat`: a comment, every 15 seconds.
          *
          *     **Reconnecting**: send the last event ID received as the `Last-Event-ID` header (or the
@@ -1335,7 +1771,7 @@ export interface components {
                 "application/json": components["schemas"]["EndpointRecord"];
             };
         };
-        /** @description The bot key is valid here but may not send a parameter of the request: another platform's value (`sender`, `markRead`'s `platform`, `channel_X`, `log_X`, `webhook_X`), a community-wide setting, or another platform's message or bridge (see the tables in `updateEndpoint` and `removeFromEndpoint`). `errors` names each such parameter. Nothing was applied. */
+        /** @description The bot key is valid here but may not send a parameter of the request: another platform's value (`sender`, `markRead`'s `platform`, `channel_X`, `log_X`, `webhook_X`), a community-wide setting, or another platform's message or bridge (see the tables in `updateEndpoint` and `removeFromEndpoint`; `editMessage` and `deleteMessage` take a message only from its sender's platform). `errors` names each such parameter. Nothing was applied. */
         Forbidden: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1354,7 +1790,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description `message_number` names a message that was never issued (above the newest). Nothing was marked. */
+        /** @description `message_id` is an ID another message kept in the log already has on this platform (`duplicate-message-id`); a bot resending a message it already sent hears so. Nothing was applied. */
+        DuplicateMessageId: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `message_number` names a message that was never issued (above the newest, `conflict`), or `message_id` is an ID another message kept in the log already has on this platform (`duplicate-message-id`). Nothing was marked. */
         MessageNotPending: {
             headers: {
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1379,9 +1834,13 @@ export interface components {
          *     an empty line:
          *
          *     - `retry: 2000`: sent first; a client that loses the stream waits 2 seconds before reconnecting.
-         *     - An **event**, three lines: `id: <event ID>`, `event: record` or `event: reset`, and
-         *       `data: <EndpointEvent as JSON, on one line>` (the schema below is that of `data`: the bare
-         *       record).
+         *     - An **event**, three lines: `id: <event ID>`, `event: <type>`, and
+         *       `data: <EndpointEvent as JSON, on one line>` (the schema below is that of `data`). The types:
+         *       `record` and `reset` carry the bare record; `edit` carries `{"number", "ids", "message", "edits",
+         *       "edited_at"}` (a message of the log was edited: `message` as it now reads, `ids` its ID on every
+         *       platform, so a bot edits its own copy, `ids.<its platform>`); `delete` carries `{"number", "ids",
+         *       "deleted_at"}` (a message was deleted: a bot deletes its own copy). A client skips a type it does
+         *       not know.
          *       The **event ID** is `<version>` while no message is pending, and `<version>-<message number>`
          *       while one is (`id: 12-5`): what an `EventSource` gives as `lastEventId`, and every SSE client
          *       as the event's ID. The **version** is a decimal integer that starts at `0` when the endpoint is
@@ -1395,6 +1854,11 @@ export interface components {
          *       that; `reset` is sent instead of replaying when the client resumes from a version the server no
          *       longer keeps (older than the replay window, or unknown): treat its record as the whole truth.
          *       Events after it are `record` events again.
+         *       An **edit** or **delete** is a committed change of the endpoint like any other: it has the next
+         *       version, is replayed in order, and is its own event (no `record` event with it). The record it
+         *       leaves is shown by the next `record` event or `getEndpoint` (a platform that has not relayed an
+         *       edited message yet relays it as edited; a deleted one it never relays). A `reset` replaces missed
+         *       edits and deletes too: re-read `listMessages` for the messages you relay.
          *     - `: heartbeat`: a comment, every 15 seconds, to keep idle connections open. Clients ignore it; one
          *       that has heard nothing for much longer (say 45 seconds) should reconnect.
          *
@@ -1440,6 +1904,101 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["MessagePage"];
+            };
+        };
+        /** @description The message, as the log keeps it (its latest edit, or `deleted`), with its ID on every platform known. */
+        FoundMessage: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LoggedMessage"];
+            };
+        };
+        /** @description The log keeps no such message: the number was never issued or its message was pruned (see `listMessages` for what is kept), or no kept message has this ID on this platform. Nothing was changed. */
+        MessageNotFound: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The message as edited. */
+        EditedMessage: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LoggedMessage"];
+            };
+        };
+        /** @description The message cannot be edited: it was deleted (`message-deleted`), or it has been edited 100 times already (`edit-limit`). Nothing was changed. */
+        MessageEditConflict: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The message, deleted (`deleted` is `true` and no text is kept), whether this request deleted it or it was deleted already. */
+        DeletedMessage: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                "Strict-Transport-Security": components["headers"]["Strict-Transport-Security"];
+                "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                "X-Frame-Options": components["headers"]["X-Frame-Options"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["LoggedMessage"];
             };
         };
         /** @description The endpoints that bridge the channel (an empty list when none). */
@@ -2025,6 +2584,38 @@ export interface components {
          */
         message_reply_author: string;
         /**
+         * @description The sender's own ID of this message on its platform (`sender`), so that other platforms can later
+         *     name it: `getMessage`, `editMessage` and `deleteMessage` find it by `sender` and this ID, and a
+         *     reply to it (`message_reply_to`) becomes a native reply on every platform. 1 to 100 printable ASCII
+         *     characters, no spaces (a platform's numeric IDs are sent as their decimal digits). Only with
+         *     `trigger=true` and `sender` in the same request (`400` naming `message_id` otherwise).
+         *
+         *     An ID is unique per endpoint and platform for as long as its message is kept in the log: an ID that
+         *     a kept message already has on that platform is answered `409` (`duplicate-message-id`) and nothing
+         *     is applied, so a bot that resends a message it already sent hears so instead of bridging it twice.
+         * @example c-1
+         */
+        message_id: string;
+        /**
+         * @description The ID, on the sender's platform, of the message this one replies to (the ID that message was sent
+         *     or relayed with there: its `message_id`, or the ID `markRead` reported for that platform's copy).
+         *     Same form as `message_id`; only with `trigger=true` and `sender` (`400` naming `message_reply_to`
+         *     otherwise).
+         *
+         *     The service resolves it to the message in the log and records the reply as a **native reply**:
+         *     `message.reply.number` and `message.reply.ids` name the replied-to message and its ID on every
+         *     platform, so each platform's bot (and, for `selfuse`, the webhook delivery, as
+         *     `message_reference`) can reply to its own copy. An ID no kept message has on the sender's platform
+         *     (never reported, or pruned with its message), or that names a deleted message, is not an error: the
+         *     message is accepted without `reply.number` and `reply.ids`, as the other parameters make it.
+         *
+         *     A resolved reply is a reply (`isReply` becomes `true`); the quoted reply fields stay as the request
+         *     sets them, so send `message_reply_author` and `message_reply_message` with it: a platform without
+         *     an ID of the replied-to message still shows the quote.
+         * @example c-0
+         */
+        message_reply_to: string;
+        /**
          * @description With `true`, nothing is changed: every other parameter is validated but ignored, and the record is
          *     returned. Bots use it to check for unread messages.
          * @example false
@@ -2045,6 +2636,20 @@ export interface components {
          * @example 1
          */
         message_number: number;
+        /**
+         * @description The ID of the copy the platform just posted (its own ID of the relayed message), recorded as that
+         *     platform's ID of the message named by `message_number` (`400` naming `message_id` without it). Edits
+         *     and deletes of the message then name this copy in their events, `getMessage` finds the message by
+         *     it, and replies to it on this platform become native replies. 1 to 100 printable ASCII characters,
+         *     no spaces. A platform's copy has one ID: reporting another one for the same message replaces it
+         *     (the copy last posted is the one that edits reach). The ID is recorded even when the message was
+         *     already marked read, so a bot may report it with a repeated acknowledgement.
+         *
+         *     An ID that another kept message already has on that platform is answered `409`
+         *     (`duplicate-message-id`), with nothing marked.
+         * @example a-1
+         */
+        read_message_id: string;
         /**
          * @description Resume after this version: the ID of the last event received, as sent (`41`, or `41-7` when a
          *     message was pending; only the version before the `-` counts). For clients that cannot set the
@@ -2083,6 +2688,26 @@ export interface components {
          * @example chat_c
          */
         list_platform: components["schemas"]["Platform"];
+        /**
+         * @description The message's number in the endpoint's log (`Chatbridge-Message-Number`, an event's ID, a
+         *     `listMessages` item's `number`). Name the message either by `number` or by `platform` and
+         *     `message_id`, never both and never neither (`400` naming the parameters).
+         */
+        target_number: number;
+        /**
+         * @description With `message_id`: the platform whose ID of the message `message_id` is (`400` when one of the two
+         *     comes without the other). Any platform's ID names the message: the sender's own, or that of a copy
+         *     relayed there.
+         * @example chat_c
+         */
+        target_platform: components["schemas"]["Platform"];
+        /**
+         * @description With `platform`: the message's ID on that platform, as sent with `updateEndpoint`'s `message_id`,
+         *     reported with `markRead`'s `message_id`, or learned from a webhook's answer (`selfuse`). 1 to 100
+         *     printable ASCII characters, no spaces. Unique per endpoint and platform while its message is kept.
+         * @example c-1
+         */
+        target_message_id: string;
         /**
          * @description The platform of the channel to look up.
          * @example chat_b
@@ -2150,6 +2775,13 @@ export interface components {
          * @example bridge-bot-b
          */
         BotId: string;
+        /**
+         * @description `<endpoint>:<message number>:<platform>:<delivery number>`, the same on every retry of one
+         *     delivery (a create, an edit or a delete) and never reused, so a receiver that honours it can drop
+         *     duplicates.
+         * @example 912345678901234567:7:chat_a:42
+         */
+        "Idempotency-Key": string;
     };
     requestBodies: never;
     headers: {
@@ -2602,6 +3234,38 @@ export interface operations {
                  */
                 message_reply_author?: components["parameters"]["message_reply_author"];
                 /**
+                 * @description The sender's own ID of this message on its platform (`sender`), so that other platforms can later
+                 *     name it: `getMessage`, `editMessage` and `deleteMessage` find it by `sender` and this ID, and a
+                 *     reply to it (`message_reply_to`) becomes a native reply on every platform. 1 to 100 printable ASCII
+                 *     characters, no spaces (a platform's numeric IDs are sent as their decimal digits). Only with
+                 *     `trigger=true` and `sender` in the same request (`400` naming `message_id` otherwise).
+                 *
+                 *     An ID is unique per endpoint and platform for as long as its message is kept in the log: an ID that
+                 *     a kept message already has on that platform is answered `409` (`duplicate-message-id`) and nothing
+                 *     is applied, so a bot that resends a message it already sent hears so instead of bridging it twice.
+                 * @example c-1
+                 */
+                message_id?: components["parameters"]["message_id"];
+                /**
+                 * @description The ID, on the sender's platform, of the message this one replies to (the ID that message was sent
+                 *     or relayed with there: its `message_id`, or the ID `markRead` reported for that platform's copy).
+                 *     Same form as `message_id`; only with `trigger=true` and `sender` (`400` naming `message_reply_to`
+                 *     otherwise).
+                 *
+                 *     The service resolves it to the message in the log and records the reply as a **native reply**:
+                 *     `message.reply.number` and `message.reply.ids` name the replied-to message and its ID on every
+                 *     platform, so each platform's bot (and, for `selfuse`, the webhook delivery, as
+                 *     `message_reference`) can reply to its own copy. An ID no kept message has on the sender's platform
+                 *     (never reported, or pruned with its message), or that names a deleted message, is not an error: the
+                 *     message is accepted without `reply.number` and `reply.ids`, as the other parameters make it.
+                 *
+                 *     A resolved reply is a reply (`isReply` becomes `true`); the quoted reply fields stay as the request
+                 *     sets them, so send `message_reply_author` and `message_reply_message` with it: a platform without
+                 *     an ID of the replied-to message still shows the quote.
+                 * @example c-0
+                 */
+                message_reply_to?: components["parameters"]["message_reply_to"];
+                /**
                  * @description With `true`, nothing is changed: every other parameter is validated but ignored, and the record is
                  *     returned. Bots use it to check for unread messages.
                  * @example false
@@ -2624,6 +3288,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["DuplicateMessageId"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -2654,6 +3319,20 @@ export interface operations {
                  * @example 1
                  */
                 message_number?: components["parameters"]["message_number"];
+                /**
+                 * @description The ID of the copy the platform just posted (its own ID of the relayed message), recorded as that
+                 *     platform's ID of the message named by `message_number` (`400` naming `message_id` without it). Edits
+                 *     and deletes of the message then name this copy in their events, `getMessage` finds the message by
+                 *     it, and replies to it on this platform become native replies. 1 to 100 printable ASCII characters,
+                 *     no spaces. A platform's copy has one ID: reporting another one for the same message replaces it
+                 *     (the copy last posted is the one that edits reach). The ID is recorded even when the message was
+                 *     already marked read, so a bot may report it with a repeated acknowledgement.
+                 *
+                 *     An ID that another kept message already has on that platform is answered `409`
+                 *     (`duplicate-message-id`), with nothing marked.
+                 * @example a-1
+                 */
+                message_id?: components["parameters"]["read_message_id"];
             };
             header?: never;
             path: {
@@ -2774,6 +3453,202 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
+                 *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
+                 * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
+                 */
+                token?: components["parameters"]["token"];
+                /**
+                 * @description The message's number in the endpoint's log (`Chatbridge-Message-Number`, an event's ID, a
+                 *     `listMessages` item's `number`). Name the message either by `number` or by `platform` and
+                 *     `message_id`, never both and never neither (`400` naming the parameters).
+                 */
+                number?: components["parameters"]["target_number"];
+                /**
+                 * @description With `message_id`: the platform whose ID of the message `message_id` is (`400` when one of the two
+                 *     comes without the other). Any platform's ID names the message: the sender's own, or that of a copy
+                 *     relayed there.
+                 * @example chat_c
+                 */
+                platform?: components["parameters"]["target_platform"];
+                /**
+                 * @description With `platform`: the message's ID on that platform, as sent with `updateEndpoint`'s `message_id`,
+                 *     reported with `markRead`'s `message_id`, or learned from a webhook's answer (`selfuse`). 1 to 100
+                 *     printable ASCII characters, no spaces. Unique per endpoint and platform while its message is kept.
+                 * @example c-1
+                 */
+                message_id?: components["parameters"]["target_message_id"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["FoundMessage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["MessageNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    editMessage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
+                 *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
+                 * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
+                 */
+                token?: components["parameters"]["token"];
+                /**
+                 * @description The message's number in the endpoint's log (`Chatbridge-Message-Number`, an event's ID, a
+                 *     `listMessages` item's `number`). Name the message either by `number` or by `platform` and
+                 *     `message_id`, never both and never neither (`400` naming the parameters).
+                 */
+                number?: components["parameters"]["target_number"];
+                /**
+                 * @description With `message_id`: the platform whose ID of the message `message_id` is (`400` when one of the two
+                 *     comes without the other). Any platform's ID names the message: the sender's own, or that of a copy
+                 *     relayed there.
+                 * @example chat_c
+                 */
+                platform?: components["parameters"]["target_platform"];
+                /**
+                 * @description With `platform`: the message's ID on that platform, as sent with `updateEndpoint`'s `message_id`,
+                 *     reported with `markRead`'s `message_id`, or learned from a webhook's answer (`selfuse`). 1 to 100
+                 *     printable ASCII characters, no spaces. Unique per endpoint and platform while its message is kept.
+                 * @example c-1
+                 */
+                message_id?: components["parameters"]["target_message_id"];
+                /**
+                 * @description Sets `meta.message.content`, the message text, exactly as sent (any Unicode; `&`, `?`, `#`, `%` and
+                 *     quotes round-trip when percent-encoded). An empty value sets the
+                 *     content to the empty string, for messages that carry only attachments or an embed.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
+                 * @example Hello from chat_c & friends?
+                 */
+                message_content?: components["parameters"]["message_content"];
+                /**
+                 * @description Replaces `meta.message.attachments`. One URL, or several separated by commas; a value is split only
+                 *     at a comma that starts the next URL (`,https://` or `,http://`, spaces allowed after the comma), so a
+                 *     comma inside a URL (`https://cdn.example.com/resize,w_100/photo.png`) is kept. Each item is trimmed
+                 *     and must be an absolute `http` or `https` URL written out in full (`https://host/...`) of at least
+                 *     20 characters (`400` otherwise; the
+                 *     schema's bounds are those of the whole value). ASCII characters no URL holds as they are (tab, line breaks, DEL, space,
+                 *     `"`, `<`, `>`, `` ` ``, `{`, `}`, `|`, `^`; a value percent-encoded only once arrives with them) are
+                 *     stored percent-encoded (`%20`, ...), so other platforms' bots read a working link; everything else is
+                 *     stored as sent.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
+                 * @example https://cdn.chat-c.example.com/files/photo.png
+                 */
+                message_attachments?: components["parameters"]["message_attachments"];
+                /**
+                 * @description Replaces `meta.message.embed`. A JSON object as text, with optional string members `title`,
+                 *     `description`, `footer`, `image`, `thumbnail` and an optional array `fields` of `{ "name": string,
+                 *     "value": string, "inline": boolean }` (`inline` optional). Members not given, given as `null`
+                 *     (what Python bots send for `None`) or as empty text, are stored as the text `None` (`fields` as `[]`;
+                 *     an `inline` not given or `null` as `false`); other members are ignored. An empty value is a
+                 *     message without an embed: every member `None`. Text that is not a JSON object, or a member of
+                 *     the wrong type, is answered `400` naming `message_embed`.
+                 *     Control characters (U+0000 to U+001F, `%00` to `%1F` percent-encoded) other than tab, line feed and
+                 *     carriage return are answered `400` naming this parameter, with nothing applied.
+                 * @example {"title":"Release","fields":[{"name":"Version","value":"1.0"}]}
+                 */
+                message_embed?: components["parameters"]["message_embed"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["EditedMessage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MessageNotFound"];
+            409: components["responses"]["MessageEditConflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["UnexpectedError"];
+        };
+    };
+    deleteMessage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The endpoint's token (see the `endpointToken` security scheme): 71 to 85 URL-safe characters. A value
+                 *     of the wrong length or alphabet is answered `400`; a missing, empty, wrong or foreign token `401`.
+                 *     Required unless the request authenticates with a bot key (`botKey`) instead; both together are `400`.
+                 * @example cbt_Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FycGx5d2FsZG9mcmVkcGx1Z2h5eHl6enkxMjM0NTY3
+                 */
+                token?: components["parameters"]["token"];
+                /**
+                 * @description The message's number in the endpoint's log (`Chatbridge-Message-Number`, an event's ID, a
+                 *     `listMessages` item's `number`). Name the message either by `number` or by `platform` and
+                 *     `message_id`, never both and never neither (`400` naming the parameters).
+                 */
+                number?: components["parameters"]["target_number"];
+                /**
+                 * @description With `message_id`: the platform whose ID of the message `message_id` is (`400` when one of the two
+                 *     comes without the other). Any platform's ID names the message: the sender's own, or that of a copy
+                 *     relayed there.
+                 * @example chat_c
+                 */
+                platform?: components["parameters"]["target_platform"];
+                /**
+                 * @description With `platform`: the message's ID on that platform, as sent with `updateEndpoint`'s `message_id`,
+                 *     reported with `markRead`'s `message_id`, or learned from a webhook's answer (`selfuse`). 1 to 100
+                 *     printable ASCII characters, no spaces. Unique per endpoint and platform while its message is kept.
+                 * @example c-1
+                 */
+                message_id?: components["parameters"]["target_message_id"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The endpoint ID, usually the ID of a server on `chat_a`. 1 to 64 characters of `A-Z a-z 0-9 _ -`; never one of the reserved words `-`, `admin`, `events`, `lookup`, `read`, `remove`, `update` (any letter case).
+                 * @example 912345678901234567
+                 */
+                endpoint: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["DeletedMessage"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MessageNotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["UnexpectedError"];
@@ -3129,10 +4004,11 @@ export interface operations {
             header: {
                 /**
                  * @description `<endpoint>:<message number>:<platform>:<delivery number>`, the same on every retry of one
-                 *     delivery and never reused, so a receiver that honours it can drop duplicates.
+                 *     delivery (a create, an edit or a delete) and never reused, so a receiver that honours it can drop
+                 *     duplicates.
                  * @example 912345678901234567:7:chat_a:42
                  */
-                "Idempotency-Key": string;
+                "Idempotency-Key": components["parameters"]["Idempotency-Key"];
             };
             path?: never;
             cookie?: never;
@@ -3143,7 +4019,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Delivered (any `2xx` answer counts); the platform is marked read. */
+            /** @description Delivered, with the created message (asked for with `wait=true`); its `id` is recorded as the copy's ID and the platform is marked read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreatedMessage"];
+                };
+            };
+            /** @description Delivered (any `2xx` answer counts); the platform is marked read. Without a body the copy has no ID. */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -3151,6 +4036,76 @@ export interface operations {
                 content?: never;
             };
             /** @description Not delivered. `408`, `429` and `5xx` are retried until the message expires (a `Retry-After` honoured up to 5 minutes); any other answer drops the delivery. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    editDeliveredMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `<endpoint>:<message number>:<platform>:<delivery number>`, the same on every retry of one
+                 *     delivery (a create, an edit or a delete) and never reused, so a receiver that honours it can drop
+                 *     duplicates.
+                 * @example 912345678901234567:7:chat_a:42
+                 */
+                "Idempotency-Key": components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEditPayload"];
+            };
+        };
+        responses: {
+            /** @description Edited (any `2xx` answer counts; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not edited. A `404` means the copy is gone and counts as done; `408`, `429` and `5xx` are retried; any other answer drops the edit. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deleteDeliveredMessage: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description `<endpoint>:<message number>:<platform>:<delivery number>`, the same on every retry of one
+                 *     delivery (a create, an edit or a delete) and never reused, so a receiver that honours it can drop
+                 *     duplicates.
+                 * @example 912345678901234567:7:chat_a:42
+                 */
+                "Idempotency-Key": components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted (any `2xx` answer counts). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not deleted. A `404` means the copy is gone already and counts as done; `408`, `429` and `5xx` are retried; any other answer drops the delete. */
             default: {
                 headers: {
                     [name: string]: unknown;

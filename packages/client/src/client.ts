@@ -4,6 +4,8 @@ import { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
 import {
   type ChangeEvent,
   type EndpointEvent,
+  type MessageChangeEvent,
+  type MessageLogEvent,
   type RecordCredential,
   type StreamEventsOptions,
   streamAllEvents,
@@ -19,10 +21,13 @@ import type {
   Health,
   IssuedBotKey,
   IssuedToken,
+  EditMessageParams,
   ListEndpointsParams,
   ListMessagesParams,
+  LoggedMessage,
   LookupResult,
   MessagePage,
+  MessageRef,
   Platform,
   Readiness,
   RemoveParams,
@@ -34,6 +39,9 @@ import type {
 type UpdateQuery = Omit<NonNullable<operations['updateEndpoint']['parameters']['query']>, 'token'>;
 type ListQuery = NonNullable<operations['listEndpoints']['parameters']['query']>;
 type RemoveQuery = Omit<NonNullable<operations['removeFromEndpoint']['parameters']['query']>, 'token'>;
+
+/** Stream options that leave message events out: every event yielded carries a record. */
+type RecordsOnly = StreamEventsOptions & { messageEvents?: false | undefined };
 
 export interface ChatbridgeClientOptions extends RawClientOptions {
   /** The operator's admin token (`CHATBRIDGE_ADMIN_TOKEN`); needed only by the admin methods. */
@@ -80,6 +88,13 @@ export interface MarkReadOptions extends CallOptions {
    * message has replaced it, nothing is marked and the call rejects with a 409 ChatbridgeError.
    */
   messageNumber?: number | undefined;
+  /**
+   * The ID of the copy the bot posted (1 to 100 printable ASCII characters), recorded as its
+   * platform's ID of the message, so that edits, deletes and replies reach that copy. Only with
+   * `messageNumber` (the server answers 400 otherwise); an ID another message already has on that
+   * platform rejects with a 409 ChatbridgeError (`duplicate-message-id`).
+   */
+  messageId?: string | undefined;
 }
 
 /** Options of a bot client's `markRead`. */
@@ -135,10 +150,18 @@ export interface ChatbridgeBotClient extends ChatbridgeCommonMethods {
   lookup(platform: Platform, channel: string, options?: CallOptions): Promise<LookupResult>;
   /** `POST /read/{endpoint}` with the bot key: marks the pending message read by the key's platform. */
   markRead(endpoint: string, options?: BotMarkReadOptions): Promise<EndpointRecord>;
+  /** `GET /messages/{endpoint}/find` with the bot key: any message of an endpoint where its platform takes part (see ChatbridgeClient.getMessage). */
+  getMessage(endpoint: string, message: MessageRef, options?: CallOptions): Promise<LoggedMessage>;
+  /** `POST /messages/{endpoint}/edit` with the bot key: only a message its own platform sent (403 otherwise; see ChatbridgeClient.editMessage). */
+  editMessage(endpoint: string, message: MessageRef, params: EditMessageParams, options?: CallOptions): Promise<LoggedMessage>;
+  /** `POST /messages/{endpoint}/delete` with the bot key: only a message its own platform sent (403 otherwise; see ChatbridgeClient.deleteMessage). */
+  deleteMessage(endpoint: string, message: MessageRef, options?: CallOptions): Promise<LoggedMessage>;
   /** `GET /events/{endpoint}` with the bot key (see ChatbridgeClient.streamEndpointEvents). */
-  streamEndpointEvents(endpoint: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
+  streamEndpointEvents(endpoint: string, options?: RecordsOnly): AsyncIterable<EndpointEvent>;
+  streamEndpointEvents(endpoint: string, options: StreamEventsOptions): AsyncIterable<EndpointEvent | MessageLogEvent>;
   /** `GET /events` with the bot key: every change of the endpoints where its platform takes part (see ChatbridgeClient.streamAllEvents). */
-  streamAllEvents(options?: StreamEventsOptions): AsyncIterable<ChangeEvent>;
+  streamAllEvents(options?: RecordsOnly): AsyncIterable<ChangeEvent>;
+  streamAllEvents(options: StreamEventsOptions): AsyncIterable<ChangeEvent | MessageChangeEvent>;
 }
 
 export interface ChatbridgeClient extends ChatbridgeCommonMethods {
@@ -168,21 +191,51 @@ export interface ChatbridgeClient extends ChatbridgeCommonMethods {
   /** `POST /read/{endpoint}`: marks the pending message read by `platform`; returns the committed record. */
   markRead(endpoint: string, token: string, platform: Platform, options?: MarkReadOptions): Promise<EndpointRecord>;
   /**
+   * `GET /messages/{endpoint}/find`: one message of the log, named by its number or by its ID on a
+   * platform, with its ID on every platform the service knows. Rejects with a 404 ChatbridgeError
+   * (`no-such-message`) when the log does not keep it.
+   */
+  getMessage(endpoint: string, token: string, message: MessageRef, options?: CallOptions): Promise<LoggedMessage>;
+  /**
+   * `POST /messages/{endpoint}/edit`: replaces the message's text (and its attachments or embed, when
+   * given); every platform hears of it (`edit` events, and the webhook copies of a `selfuse` endpoint
+   * are edited). Resolves with the message as edited. A deleted message, or one edited 100 times,
+   * rejects with a 409 ChatbridgeError.
+   */
+  editMessage(
+    endpoint: string,
+    token: string,
+    message: MessageRef,
+    params: EditMessageParams,
+    options?: CallOptions,
+  ): Promise<LoggedMessage>;
+  /**
+   * `POST /messages/{endpoint}/delete`: deletes the message everywhere (`delete` events, webhook
+   * copies deleted, not delivered where it was not yet). Resolves with the message, `deleted: true`;
+   * deleting it again resolves the same and changes nothing.
+   */
+  deleteMessage(endpoint: string, token: string, message: MessageRef, options?: CallOptions): Promise<LoggedMessage>;
+  /**
    * `GET /events/{endpoint}`: the record's changes as they commit, as Server-Sent Events. Iterate with
    * `for await`: the current record first (or, with `lastEventId`, every change after it), then one
    * event per change. Reconnects by itself, resuming after the last event received, unless
-   * `reconnect: false`. Nothing is sent until the iteration starts.
+   * `reconnect: false`. Nothing is sent until the iteration starts. With `messageEvents: true`, edits
+   * and deletes of messages come too, as `MessageEditEvent` and `MessageDeleteEvent` (tell them apart
+   * by `type`).
    */
-  streamEndpointEvents(endpoint: string, token: string, options?: StreamEventsOptions): AsyncIterable<EndpointEvent>;
+  streamEndpointEvents(endpoint: string, token: string, options?: RecordsOnly): AsyncIterable<EndpointEvent>;
+  streamEndpointEvents(endpoint: string, token: string, options: StreamEventsOptions): AsyncIterable<EndpointEvent | MessageLogEvent>;
   /**
    * `GET /events` (admin token; a bot client uses its key): every committed change of every endpoint,
    * in commit order, as Server-Sent Events. Iterate with `for await`: a `reset` first (the stream
    * starts at the newest position; with `lastEventId`, every change after that position instead),
    * then one `change` per committed change, each naming its endpoint, version and message number.
    * Reconnects by itself with backoff, resuming after the last event received (no gap, no
-   * duplicate), unless `reconnect: false`. Nothing is sent until the iteration starts.
+   * duplicate), unless `reconnect: false`. Nothing is sent until the iteration starts. With
+   * `messageEvents: true`, edits and deletes of messages come too, as `MessageChangeEvent`s.
    */
-  streamAllEvents(options?: StreamEventsOptions): AsyncIterable<ChangeEvent>;
+  streamAllEvents(options?: RecordsOnly): AsyncIterable<ChangeEvent>;
+  streamAllEvents(options: StreamEventsOptions): AsyncIterable<ChangeEvent | MessageChangeEvent>;
 }
 
 /** With `botKey`, the record methods authenticate with it and take no token (ChatbridgeBotClient). */
@@ -281,12 +334,59 @@ export function createChatbridgeClient(
             ...auth.query,
             ...(platform !== undefined && { platform }),
             ...(call?.messageNumber !== undefined && { message_number: call.messageNumber }),
+            ...(call?.messageId !== undefined && { message_id: call.messageId }),
           }),
         },
         headers: auth.headers,
         signal: call?.signal ?? null,
       });
       return rememberMessageNumber(unwrap('markRead', result), result.response);
+    },
+
+    async getMessage(endpoint: string, credential: RecordCredential, message: MessageRef, call?: CallOptions) {
+      const auth = authOf(credential);
+      const result = await raw.GET('/messages/{endpoint}/find', {
+        params: {
+          path: { endpoint: pathSegment('getMessage', endpoint) },
+          query: wellFormed('getMessage', { ...messageQuery(message), ...auth.query }),
+        },
+        headers: auth.headers,
+        signal: call?.signal ?? null,
+      });
+      return unwrap('getMessage', result);
+    },
+
+    async editMessage(endpoint: string, credential: RecordCredential, message: MessageRef, params: EditMessageParams, call?: CallOptions) {
+      const auth = authOf(credential);
+      const { message_content, message_attachments, message_embed } = params;
+      const result = await raw.POST('/messages/{endpoint}/edit', {
+        params: {
+          path: { endpoint: pathSegment('editMessage', endpoint) },
+          query: wellFormed('editMessage', {
+            ...messageQuery(message),
+            ...(message_content !== undefined && { message_content }),
+            ...(message_attachments !== undefined && { message_attachments }),
+            ...(message_embed !== undefined && { message_embed }),
+            ...auth.query,
+          }),
+        },
+        headers: auth.headers,
+        signal: call?.signal ?? null,
+      });
+      return unwrap('editMessage', result);
+    },
+
+    async deleteMessage(endpoint: string, credential: RecordCredential, message: MessageRef, call?: CallOptions) {
+      const auth = authOf(credential);
+      const result = await raw.POST('/messages/{endpoint}/delete', {
+        params: {
+          path: { endpoint: pathSegment('deleteMessage', endpoint) },
+          query: wellFormed('deleteMessage', { ...messageQuery(message), ...auth.query }),
+        },
+        headers: auth.headers,
+        signal: call?.signal ?? null,
+      });
+      return unwrap('deleteMessage', result);
     },
   };
 
@@ -390,9 +490,19 @@ export function createChatbridgeClient(
       remove: (endpoint, params, call) => record.remove(endpoint, key, params, call),
       lookup: (platform, channel, call) => record.lookup(platform, channel, { Authorization: `Bearer ${botKey}` }, call),
       markRead: (endpoint, call) => record.markRead(endpoint, key, call?.platform, call),
-      streamEndpointEvents: (endpoint, streamOptions) =>
-        streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), key, streamOptions),
-      streamAllEvents: (streamOptions) => streamAllEvents(raw, `Bearer ${botKey}`, streamOptions),
+      getMessage: (endpoint, message, call) => record.getMessage(endpoint, key, message, call),
+      editMessage: (endpoint, message, params, call) => record.editMessage(endpoint, key, message, params, call),
+      deleteMessage: (endpoint, message, call) => record.deleteMessage(endpoint, key, message, call),
+      // Which events come is decided at run time by `messageEvents`; the overloads type each choice.
+      streamEndpointEvents: ((endpoint: string, streamOptions?: StreamEventsOptions) =>
+        streamEndpointEvents(
+          raw,
+          pathSegment('streamEndpointEvents', endpoint),
+          key,
+          streamOptions,
+        )) as ChatbridgeBotClient['streamEndpointEvents'],
+      streamAllEvents: ((streamOptions?: StreamEventsOptions) =>
+        streamAllEvents(raw, `Bearer ${botKey}`, streamOptions)) as ChatbridgeBotClient['streamAllEvents'],
     };
     return botClient;
   }
@@ -404,11 +514,35 @@ export function createChatbridgeClient(
     remove: (endpoint, token, params, call) => record.remove(endpoint, { token }, params, call),
     lookup: async (platform, channel, call) => record.lookup(platform, channel, adminHeaders('lookup'), call),
     markRead: (endpoint, token, platform, call) => record.markRead(endpoint, { token }, platform, call),
-    streamEndpointEvents: (endpoint, token, streamOptions) =>
-      streamEndpointEvents(raw, pathSegment('streamEndpointEvents', endpoint), { token }, streamOptions),
-    streamAllEvents: (streamOptions) => streamAllEvents(raw, adminHeaders('streamAllEvents').Authorization, streamOptions),
+    getMessage: (endpoint, token, message, call) => record.getMessage(endpoint, { token }, message, call),
+    editMessage: (endpoint, token, message, params, call) => record.editMessage(endpoint, { token }, message, params, call),
+    deleteMessage: (endpoint, token, message, call) => record.deleteMessage(endpoint, { token }, message, call),
+    // Which events come is decided at run time by `messageEvents`; the overloads type each choice.
+    streamEndpointEvents: ((endpoint: string, token: string, streamOptions?: StreamEventsOptions) =>
+      streamEndpointEvents(
+        raw,
+        pathSegment('streamEndpointEvents', endpoint),
+        { token },
+        streamOptions,
+      )) as ChatbridgeClient['streamEndpointEvents'],
+    streamAllEvents: ((streamOptions?: StreamEventsOptions) =>
+      streamAllEvents(raw, adminHeaders('streamAllEvents').Authorization, streamOptions)) as ChatbridgeClient['streamAllEvents'],
   };
   return tokenClient;
+}
+
+/**
+ * The query members that name a message: `number`, or `platform` and `message_id`. Whatever an untyped
+ * caller gave is sent as given, so a mix is answered by the server (400 naming the parameters), never
+ * silently resolved here.
+ */
+function messageQuery(message: MessageRef): { number?: number; platform?: Platform; message_id?: string } {
+  const { number, platform, messageId } = message as { number?: number; platform?: Platform; messageId?: string };
+  return {
+    ...(number !== undefined && { number }),
+    ...(platform !== undefined && { platform }),
+    ...(messageId !== undefined && { message_id: messageId }),
+  };
 }
 
 /** Success body of a 2xx response, or a ChatbridgeError built from the error body. */

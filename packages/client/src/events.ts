@@ -1,10 +1,15 @@
 // The Server-Sent Events streams as async iterables of typed events, parsed with eventsource-parser,
 // reconnecting with Last-Event-ID like an EventSource does: streamEndpointEvents (one endpoint) and
 // streamAllEvents (every endpoint, for bots that serve many communities).
+//
+// `edit` and `delete` events are yielded only when the caller asks for them (`messageEvents: true`):
+// code written when every event carried a record reads `event.record` without looking at the type,
+// and would fail on an event that has none. Every other unknown event type is skipped, so a newer
+// server's events never break an older client.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ChatbridgeError } from './errors.ts';
 import type { ChatbridgeRawClient } from './raw.ts';
-import type { EndpointRecord } from './types.ts';
+import type { EndpointRecord, Message, MessageIds } from './types.ts';
 
 /** One event of the stream: the endpoint record as of version `id`. */
 export interface EndpointEvent {
@@ -39,9 +44,58 @@ export type ChangeEvent =
   | { id: number; type: 'change'; endpoint: string; version: number; messageNumber: number | null; record: EndpointRecord }
   | { id: number; type: 'reset'; endpoint: string | null };
 
+/**
+ * A message of the log was edited (`editMessage`), as `streamEndpointEvents` yields it with
+ * `messageEvents: true`. `id` is the endpoint's version, as a record event's: resume after it.
+ */
+export interface MessageEditEvent {
+  id: number;
+  type: 'edit';
+  /** The edited message's number in the log. */
+  number: number;
+  /** Its ID on each platform: a bot edits its own platform's copy, `ids[<its platform>]`. */
+  ids: MessageIds;
+  /** The message as it now reads. */
+  message: Message;
+  /** How many times it has been edited, this edit included (at most 100). */
+  edits: number;
+  /** When this edit was accepted (ISO 8601). */
+  edited_at: string;
+}
+
+/**
+ * A message of the log was deleted (`deleteMessage`), as `streamEndpointEvents` yields it with
+ * `messageEvents: true`: a bot deletes its own platform's copy, `ids[<its platform>]`.
+ */
+export interface MessageDeleteEvent {
+  id: number;
+  type: 'delete';
+  number: number;
+  ids: MessageIds;
+  /** When the delete was accepted (ISO 8601). */
+  deleted_at: string;
+}
+
+/** The message events of `streamEndpointEvents` (with `messageEvents: true`). */
+export type MessageLogEvent = MessageEditEvent | MessageDeleteEvent;
+
+/**
+ * The message events of `streamAllEvents` (with `messageEvents: true`): those of
+ * `streamEndpointEvents`, with the endpoint and its version; `id` is the position in the change log.
+ */
+export type MessageChangeEvent =
+  | (MessageEditEvent & { endpoint: string; version: number })
+  | (MessageDeleteEvent & { endpoint: string; version: number });
+
 export interface StreamEventsOptions {
   /** Resume after this version (the `id` of the last event you handled); sent as `Last-Event-ID`. */
   lastEventId?: number | undefined;
+  /**
+   * Also yield the `edit` and `delete` events of messages (`MessageEditEvent`, `MessageDeleteEvent`;
+   * on `streamAllEvents`, `MessageChangeEvent`). Off by default: without it they are skipped, and
+   * every event yielded carries a record, as before they existed.
+   */
+  messageEvents?: boolean | undefined;
   /** Ends the stream: the iteration then rejects with the signal's reason. `break` ends it quietly. */
   signal?: AbortSignal | undefined;
   /**
@@ -96,8 +150,9 @@ export function streamEndpointEvents(
   endpoint: string,
   credential: RecordCredential,
   options: StreamEventsOptions = {},
-): AsyncIterable<EndpointEvent> {
-  const kind: StreamKind<EndpointEvent> = {
+): AsyncIterable<EndpointEvent | MessageLogEvent> {
+  const messageEvents = options.messageEvents === true;
+  const kind: StreamKind<EndpointEvent | MessageLogEvent> = {
     operation: 'streamEndpointEvents',
     open: (lastEventId, signal) =>
       raw.GET('/events/{endpoint}', {
@@ -110,7 +165,7 @@ export function streamEndpointEvents(
         parseAs: 'stream',
         signal,
       }),
-    toEvent: toEndpointEvent,
+    toEvent: (message) => toEndpointEvent(message, messageEvents),
   };
   return { [Symbol.asyncIterator]: () => run(kind, options) };
 }
@@ -120,8 +175,9 @@ export function streamAllEvents(
   raw: ChatbridgeRawClient,
   authorization: string,
   options: StreamEventsOptions = {},
-): AsyncIterable<ChangeEvent> {
-  const kind: StreamKind<ChangeEvent> = {
+): AsyncIterable<ChangeEvent | MessageChangeEvent> {
+  const messageEvents = options.messageEvents === true;
+  const kind: StreamKind<ChangeEvent | MessageChangeEvent> = {
     operation: 'streamAllEvents',
     open: (lastEventId, signal) =>
       raw.GET('/events', {
@@ -130,7 +186,7 @@ export function streamAllEvents(
         parseAs: 'stream',
         signal,
       }),
-    toEvent: toChangeEvent,
+    toEvent: (message) => toChangeEvent(message, messageEvents),
   };
   return { [Symbol.asyncIterator]: () => run(kind, options) };
 }
@@ -263,10 +319,40 @@ function jsonOf(text: string | undefined): unknown {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isMessageNumber = (value: unknown): value is number | null => value === null || Number.isSafeInteger(value);
 
-function toEndpointEvent(message: Parsed): EndpointEvent | undefined {
-  if (message.event !== 'record' && message.event !== 'reset') return undefined; // from a newer server
+const anEvent = (type: string) => `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type} event`;
+
+/** `edit` or `delete`, when the caller asked for message events; undefined for every other type. */
+function messageEventType(message: Parsed, messageEvents: boolean): 'edit' | 'delete' | undefined {
+  return messageEvents && (message.event === 'edit' || message.event === 'delete') ? message.event : undefined;
+}
+
+/**
+ * The members an `edit` or `delete` event's data has on both streams, checked; undefined when one is
+ * missing or of the wrong type.
+ */
+function messageMembers(type: 'edit' | 'delete', data: Record<string, unknown>) {
+  const { number, ids } = data;
+  if (!Number.isSafeInteger(number) || !isObject(ids)) return undefined;
+  const known = { number: number as number, ids: ids as MessageIds };
+  if (type === 'delete') {
+    return typeof data.deleted_at === 'string' ? { ...known, type, deleted_at: data.deleted_at } : undefined;
+  }
+  const { message, edits, edited_at } = data;
+  if (!isObject(message) || !Number.isSafeInteger(edits) || typeof edited_at !== 'string') return undefined;
+  return { ...known, type, message: message as unknown as Message, edits: edits as number, edited_at };
+}
+
+function toEndpointEvent(message: Parsed, messageEvents: boolean): EndpointEvent | MessageLogEvent | undefined {
   const [, version, inId] = ENDPOINT_EVENT_ID.exec(message.id ?? '') ?? [];
   const id = Number(version);
+  const type = messageEventType(message, messageEvents);
+  if (type !== undefined) {
+    const data = jsonOf(message.data);
+    const members = Number.isSafeInteger(id) && isObject(data) ? messageMembers(type, data) : undefined;
+    if (!members) throw new StreamProtocolError(`streamEndpointEvents: ${anEvent(type)} without a version id and its JSON data`);
+    return { id, ...members };
+  }
+  if (message.event !== 'record' && message.event !== 'reset') return undefined; // from a newer server
   const record = jsonOf(message.data);
   if (!Number.isSafeInteger(id) || !isObject(record)) {
     throw new StreamProtocolError(`streamEndpointEvents: a ${message.event} event without a version id and a JSON record`);
@@ -276,12 +362,20 @@ function toEndpointEvent(message: Parsed): EndpointEvent | undefined {
   return { id, type: message.event, record: record as unknown as EndpointRecord, messageNumber: isMessageNumber(number) ? number : null };
 }
 
-function toChangeEvent(message: Parsed): ChangeEvent | undefined {
-  if (message.event !== 'change' && message.event !== 'reset') return undefined; // from a newer server
+function toChangeEvent(message: Parsed, messageEvents: boolean): ChangeEvent | MessageChangeEvent | undefined {
+  const type = messageEventType(message, messageEvents);
+  if (type === undefined && message.event !== 'change' && message.event !== 'reset') return undefined; // from a newer server
   const id = idOf(message);
   const data = jsonOf(message.data);
-  const fail = () => new StreamProtocolError(`streamAllEvents: a ${message.event} event without a numeric id and its JSON data`);
+  const fail = () =>
+    new StreamProtocolError(`streamAllEvents: ${anEvent(message.event ?? 'message')} without a numeric id and its JSON data`);
   if (!Number.isSafeInteger(id) || !isObject(data)) throw fail();
+  if (type !== undefined) {
+    const { endpoint, version } = data;
+    const members = messageMembers(type, data);
+    if (typeof endpoint !== 'string' || !Number.isSafeInteger(version) || !members) throw fail();
+    return { id, endpoint, version: version as number, ...members };
+  }
   if (message.event === 'reset') {
     if (data.endpoint !== null && typeof data.endpoint !== 'string') throw fail();
     return { id, type: 'reset', endpoint: data.endpoint };

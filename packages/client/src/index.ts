@@ -15,7 +15,15 @@ export {
 export { messageNumberOf } from './messageNumber.ts';
 export { REDACTED_WEBHOOK, isRedactedWebhook } from './redaction.ts';
 export { ChatbridgeError, ChatbridgeUsageError } from './errors.ts';
-export type { ChangeEvent, EndpointEvent, StreamEventsOptions } from './events.ts';
+export type {
+  ChangeEvent,
+  EndpointEvent,
+  MessageChangeEvent,
+  MessageDeleteEvent,
+  MessageEditEvent,
+  MessageLogEvent,
+  StreamEventsOptions,
+} from './events.ts';
 export { createRawClient, type ChatbridgeRawClient, type FetchLike, type RawClientOptions } from './raw.ts';
 export type {
   Bot,
@@ -26,6 +34,7 @@ export type {
   Embed,
   EmbedField,
   EndpointPage,
+  EditMessageParams,
   EndpointRecord,
   Health,
   IssuedToken,
@@ -33,7 +42,9 @@ export type {
   ListMessagesParams,
   LoggedMessage,
   LookupResult,
+  MessageIds,
   MessagePage,
+  MessageRef,
   Message,
   Meta,
   operations,

@@ -23,6 +23,8 @@ export type IssuedBotKey = Schemas['IssuedBotKey'];
 export type LookupResult = Schemas['LookupResult'];
 export type MessagePage = Schemas['MessagePage'];
 export type LoggedMessage = Schemas['LoggedMessage'];
+/** A message's ID on each platform the service knows it for (`{}` when none). */
+export type MessageIds = Schemas['MessageIds'];
 export type ChannelMatch = Schemas['ChannelMatch'];
 
 /**
@@ -47,6 +49,24 @@ export type RemoveParams = Optional<Omit<NonNullable<operations['removeFromEndpo
 export type ListEndpointsParams = Optional<NonNullable<operations['listEndpoints']['parameters']['query']>>;
 /** `listMessages`' query: `after`, `limit`, `platform` (only what that platform has not read). */
 export type ListMessagesParams = Optional<Omit<NonNullable<operations['listMessages']['parameters']['query']>, 'token'>>;
+
+/**
+ * A message of the log, named one of the two ways `getMessage`, `editMessage` and `deleteMessage`
+ * take: by its number, or by its ID on a platform (the sender's own, or any copy's). Mixing the two
+ * does not compile (the server would answer 400).
+ */
+export type MessageRef =
+  | { number: number; platform?: never; messageId?: never }
+  | { platform: Platform; messageId: string; number?: never };
+
+/**
+ * The new version of an edited message (`editMessage`): `message_content` replaces the text,
+ * `message_attachments` and `message_embed` replace those when given. At least one is needed (the
+ * server answers 400 otherwise).
+ */
+export type EditMessageParams = Optional<
+  Pick<NonNullable<operations['editMessage']['parameters']['query']>, 'message_content' | 'message_attachments' | 'message_embed'>
+>;
 
 /**
  * What `getReadiness` resolves with: `ready` is `true` on `200` and `false` on a `503` that carries
