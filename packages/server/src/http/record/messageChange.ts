@@ -4,6 +4,7 @@
 // (a message, a delivery, another edit), the message is read again. Each attempt authenticates anew.
 import type { Request, Response } from 'express';
 import type { Forbidden } from '../../domain/botRights.ts';
+import { queryIssue } from '../../domain/issues.ts';
 import type { LoggedCopy, VersionedRow } from '../../domain/messageEdits.ts';
 import type { MessageRef } from '../../domain/messageIds.ts';
 import type { Platform } from '../../domain/record.ts';
@@ -48,7 +49,11 @@ export async function changeMessage<R extends Outcome>(
     });
     if (result.kind === 'stale') continue;
     if (result.kind === 'gone') throw unauthorized();
-    if (result.kind === 'forbidden') throw forbidden((result as Forbidden).detail, (result as Forbidden).issues);
+    if (result.kind === 'forbidden') {
+      // The parameter that named the message is the one refused: the message is another platform's.
+      const parameter = 'number' in ref ? 'number' : 'platform';
+      throw forbidden((result as Forbidden).detail, [queryIssue(parameter, 'names a message another platform sent: only its platform may change it')]);
+    }
     return { result: result as Exclude<R, { kind: 'stale' | 'gone' | 'forbidden' }>, actor, number: logged.number };
   }
   res.setHeader('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
