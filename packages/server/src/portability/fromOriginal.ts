@@ -130,6 +130,7 @@ export async function importFromOriginal(store: EndpointStore, folder: string, o
       recordJson: mapped.recordJson,
       state: { seq: 0, pendingSince: null, queue: [] },
       version: 0,
+      lastChange: 'record',
       deliveries: [],
       messages: [],
     };

@@ -6,11 +6,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBot } from '../../src/admin/bots.ts';
 import { createEndpoint } from '../../src/admin/endpoints.ts';
-import { initialRecord } from '../../src/domain/record.ts';
+import { type Platform, initialRecord } from '../../src/domain/record.ts';
 import type { EndpointSnapshot, EndpointStore } from '../../src/store/port.ts';
 import { PostgresEndpointStore } from '../../src/store/postgres/store.ts';
 import { SqliteEndpointStore } from '../../src/store/sqlite/store.ts';
 import { startTestServer } from '../../src/testing.ts';
+import { CONVERSATION_LOG, arrangeConversation } from '../store/conversation.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 import { chatbridge } from './cliRun.ts';
 
@@ -118,6 +119,27 @@ async function expectTokensRead(store: EndpointStore, tokens: Record<string, str
   }
 }
 
+/**
+ * The conversation (test/store/conversation.ts) on `store`: each of its IDs finds its message, the
+ * endpoint's last change is the delete, and its webhook's queue gives the edit of message 1's copy
+ * and, once that is done, the delete of message 2's.
+ */
+async function expectConversation(store: EndpointStore): Promise<void> {
+  for (const message of CONVERSATION_LOG) {
+    for (const [platform, id] of Object.entries(message.ids)) {
+      expect(await store.messages.find('conversation-1', platform as Platform, id)).toEqual(message);
+    }
+  }
+  expect((await store.endpoints.get('conversation-1'))!.lastChange).toBe('delete');
+  expect(await store.deliveries.count()).toBe(2);
+  const now = Date.now();
+  const first = await store.deliveries.claim(now, 1000, 10);
+  expect(first.map((d) => [d.kind, d.seq, d.platform])).toEqual([['edit', 1, 'chat_a']]);
+  await store.deliveries.complete(first[0]!, () => ({ result: undefined }));
+  const second = await store.deliveries.claim(now, 1000, 10);
+  expect(second.map((d) => [d.kind, d.seq, d.platform, d.payload])).toEqual([['delete', 2, 'chat_a', '']]);
+}
+
 describe('chatbridge export and import', () => {
   const databases: ScratchDatabase[] = [];
   afterAll(async () => {
@@ -181,6 +203,51 @@ describe('chatbridge export and import', () => {
     60_000, // three stores, four CLI runs and three servers
   );
 
+  it.runIf(!!BASE_URL)(
+    'when a store with message IDs, an edit, a delete, a native reply and queued edit and delete calls moves SQLite -> PostgreSQL -> SQLite, then all of it is kept on each store, every ID finds its message, and importing the same file again changes nothing',
+    async () => {
+      const dir = scratch();
+      const first = join(dir, 'first.sqlite');
+      const last = join(dir, 'last.sqlite');
+      const db = await createScratchDatabase(BASE_URL!);
+      databases.push(db);
+      const original = await withSqlite(first, async (store) => {
+        await createEndpoint(store, 'conversation-1');
+        await arrangeConversation(store, 'conversation-1');
+        return snapshotsOf(store);
+      });
+      const once = '1 imported, 0 unchanged; bots: 0 imported, 0 unchanged\n';
+      const again = '0 imported, 1 unchanged; bots: 0 imported, 0 unchanged\n';
+
+      expect((await chatbridge(first, 'export', join(dir, 'from-sqlite.jsonl'))).code).toBe(0);
+      const text = readFileSync(join(dir, 'from-sqlite.jsonl'), 'utf8');
+      expect(JSON.parse(text.split('\n')[0]!)).toMatchObject({ version: 4 });
+      expect(await chatbridge(db.url, 'import', join(dir, 'from-sqlite.jsonl'))).toMatchObject({ code: 0, stdout: once });
+      expect(await chatbridge(db.url, 'import', join(dir, 'from-sqlite.jsonl'))).toMatchObject({ code: 0, stdout: again });
+      const fromPg = await chatbridge(db.url, 'export');
+      expect(fromPg.code).toBe(0);
+      writeFileSync(join(dir, 'from-pg.jsonl'), fromPg.stdout);
+      const body = (t: string) => t.trim().split('\n').slice(1);
+      expect(body(fromPg.stdout)).toEqual(body(text));
+
+      const pg = await PostgresEndpointStore.open({ connectionString: db.url });
+      try {
+        expect(await snapshotsOf(pg)).toEqual(original);
+        await expectConversation(pg);
+      } finally {
+        await pg.close();
+      }
+
+      expect(await chatbridge(last, 'import', join(dir, 'from-pg.jsonl'))).toMatchObject({ code: 0, stdout: once });
+      expect(await chatbridge(last, 'import', join(dir, 'from-pg.jsonl'))).toMatchObject({ code: 0, stdout: again });
+      await withSqlite(last, async (store) => {
+        expect(await snapshotsOf(store)).toEqual(original);
+        await expectConversation(store);
+      });
+    },
+    60_000, // three stores and seven CLI runs
+  );
+
   it('when the same file is imported again, then nothing changes and it says 0 imported, 3 unchanged, and the bot unchanged', async () => {
     const dir = scratch();
     const source = join(dir, 'source.sqlite');
@@ -218,13 +285,14 @@ describe('chatbridge export and import', () => {
     await chatbridge(source, 'export', join(dir, 'export.jsonl'));
     const lines = readFileSync(join(dir, 'export.jsonl'), 'utf8').trim().split('\n');
     const v1 = [
-      lines[0]!.replace('"version":3', '"version":1'),
+      lines[0]!.replace('"version":4', '"version":1'),
       // A version 1 endpoint line: no message log, no queue, deliveries of the pending message only.
       ...lines
         .filter((l) => l.startsWith('{"type":"endpoint"'))
         .map((l) => {
-          const { queue: _q, messages: _m, ...v1 } = JSON.parse(l) as Record<string, unknown>;
-          return JSON.stringify({ ...v1, deliveries: (v1.deliveries as { messageSeq?: number }[]).map(({ messageSeq: _s, ...d }) => d) });
+          const { queue: _q, messages: _m, lastChange: _c, ...v1 } = JSON.parse(l) as Record<string, unknown>;
+          const deliveries = (v1.deliveries as { messageSeq?: number; kind?: string }[]).map(({ messageSeq: _s, kind: _k, ...d }) => d);
+          return JSON.stringify({ ...v1, deliveries });
         }),
       JSON.stringify({ type: 'end', endpoints: 3 }),
     ];
@@ -239,6 +307,56 @@ describe('chatbridge export and import', () => {
     expect(pending.messages.map((m) => [m.number, m.unread, JSON.parse(m.message).content])).toEqual([
       [4, 11, 'pending while the store moved'],
     ]);
+  });
+
+  it('when a version 3 file (the message log without IDs, edits, deletes or outbox kinds) is imported, then every message and delivery takes the defaults and the store reads as the one exported', async () => {
+    const dir = scratch();
+    const source = join(dir, 'source.sqlite');
+    const original = await withSqlite(source, async (store) => {
+      await arrange(store);
+      return snapshotsOf(store);
+    });
+    await chatbridge(source, 'export', join(dir, 'export.jsonl'));
+    const lines = readFileSync(join(dir, 'export.jsonl'), 'utf8').trim().split('\n');
+    const v3 = lines.map((l, i) => {
+      if (i === 0) return l.replace('"version":4', '"version":3');
+      if (!l.startsWith('{"type":"endpoint"')) return l;
+      // A version 3 endpoint line: no last change, no kinds, messages without IDs, reply, edits or delete.
+      type Members = Record<string, unknown>;
+      const { lastChange: _c, ...line } = JSON.parse(l) as { lastChange: string; deliveries: Members[]; messages: Members[] };
+      const deliveries = line.deliveries.map(({ kind: _k, ...d }) => d);
+      const messages = line.messages.map(({ ids: _i, replyTo: _r, edits: _e, editedAt: _a, deletedAt: _d, ...m }) => m);
+      return JSON.stringify({ ...line, deliveries, messages });
+    });
+    expect(v3.join('\n')).not.toMatch(/"(kind|lastChange|ids|replyTo|edits|editedAt|deletedAt)"/);
+    writeFileSync(join(dir, 'v3.jsonl'), `${v3.join('\n')}\n`);
+    const target = join(dir, 'target.sqlite');
+    expect(await chatbridge(target, 'import', join(dir, 'v3.jsonl'))).toMatchObject({
+      code: 0,
+      stdout: '3 imported, 0 unchanged; bots: 1 imported, 0 unchanged\n',
+    });
+    // The source had none of what version 4 added: the defaults are exactly what it had.
+    expect(await withSqlite(target, snapshotsOf)).toEqual(original);
+  });
+
+  it('when a store with message IDs, an edit, a delete, a native reply and queued edit and delete calls is imported twice, then the second import changes nothing and every ID still finds its message', async () => {
+    const dir = scratch();
+    const source = join(dir, 'source.sqlite');
+    const target = join(dir, 'target.sqlite');
+    const original = await withSqlite(source, async (store) => {
+      await createEndpoint(store, 'conversation-1');
+      await arrangeConversation(store, 'conversation-1');
+      return snapshotsOf(store);
+    });
+    await chatbridge(source, 'export', join(dir, 'export.jsonl'));
+    const once = '1 imported, 0 unchanged; bots: 0 imported, 0 unchanged\n';
+    const again = '0 imported, 1 unchanged; bots: 0 imported, 0 unchanged\n';
+    expect(await chatbridge(target, 'import', join(dir, 'export.jsonl'))).toMatchObject({ code: 0, stdout: once });
+    expect(await chatbridge(target, 'import', join(dir, 'export.jsonl'))).toMatchObject({ code: 0, stdout: again });
+    await withSqlite(target, async (store) => {
+      expect(await snapshotsOf(store)).toEqual(original);
+      await expectConversation(store);
+    });
   });
 
   it('when some endpoints exist in the store with other content, then the import exits 1 naming each and writes nothing', async () => {
@@ -278,7 +396,7 @@ describe('chatbridge export and import', () => {
         /line 3 \(endpoint community-1\)/,
       ],
       ['cut-short', lines.slice(0, 3), /line 3: .*end line/],
-      ['newer-version', [lines[0]!.replace('"version":3', '"version":4'), ...lines.slice(1)], /line 1: export version 4/],
+      ['newer-version', [lines[0]!.replace('"version":4', '"version":5'), ...lines.slice(1)], /line 1: export version 5/],
       [
         'bot-before-endpoints',
         [lines[0]!, lines[4]!, lines[1]!, lines[2]!, lines[3]!, lines[5]!],

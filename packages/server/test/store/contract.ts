@@ -4,6 +4,7 @@ import { type EndpointRecord, type Platform, initialRecord } from '../../src/dom
 import type { ChangeFeed } from '../../src/store/changeFeed.ts';
 import type { ChangeLogWindow, EndpointSnapshot, EndpointStore, EventLogWindow, MessageState } from '../../src/store/port.ts';
 import { hashToken } from '../../src/tokens.ts';
+import { CONVERSATION_LOG, CONVERSATION_OUTBOX, arrangeConversation } from './conversation.ts';
 
 /** What the event-log cases need to control in a fresh store. */
 export interface ContractStoreOptions {
@@ -48,6 +49,8 @@ const LOGGED_3 = {
   unread: 3,
   createdAt: 60_000,
 };
+/** LOGGED_3 as the log reads it back: no copy's ID known, no native reply, never edited or deleted. */
+const READ_3 = { ...LOGGED_3, expired: 0, ids: {}, replyTo: null, edits: 0, editedAt: null, deletedAt: null };
 
 /** The state of an endpoint whose newest message `seq`, accepted at `at`, chat_a and chat_b have still to read. */
 const pendingState = (seq: number, at: number): MessageState => ({ seq, pendingSince: at, queue: [{ n: seq, u: 3, at, b: 2 }] });
@@ -816,12 +819,13 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         const [p, q] = rows;
         expect(Buffer.from(p!.tokenHash)).toEqual(hashToken('tp'));
         expect(p!.recordJson).toBe((await store.endpoints.get('ep-p'))!.recordJson);
-        expect([p!.state, p!.version]).toEqual([pendingState(3, 60_000), 1]);
-        expect(p!.messages).toEqual([{ ...LOGGED_3, expired: 0 }]);
+        expect([p!.state, p!.version, p!.lastChange]).toEqual([pendingState(3, 60_000), 1, 'record']);
+        expect(p!.messages).toEqual([READ_3]);
         expect(q!.messages).toEqual([]);
         expect(p!.deliveries).toEqual([
           {
             messageSeq: 3,
+            kind: 'create',
             platform: 'chat_a',
             url: 'https://hooks.example.com/chat_a',
             payload: '{"content":"to chat_a"}',
@@ -831,6 +835,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           },
           {
             messageSeq: 3,
+            kind: 'create',
             platform: 'chat_b',
             url: 'https://hooks.example.com/chat_b',
             payload: '{"content":"to chat_b"}',
@@ -858,7 +863,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect(comparable(await all())).toEqual(comparable(exported));
         const found = await store.endpoints.get('ep-p');
         expect([found!.recordJson, found!.state, found!.version]).toEqual([exported[0]!.recordJson, pendingState(3, 60_000), 1]);
-        expect(await store.messages.list('ep-p', 0, 10, 'chat_a')).toEqual([{ ...LOGGED_3, expired: 0 }]);
+        expect(await store.messages.list('ep-p', 0, 10, 'chat_a')).toEqual([READ_3]);
         expect((await store.deliveries.claim(63_000, 500, 10)).map((d) => [d.endpointId, d.platform, d.seq, d.attempts])).toEqual([
           ['ep-p', 'chat_a', 3, 2],
           ['ep-p', 'chat_b', 3, 1],
@@ -871,6 +876,38 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect(await store.snapshot.importRows(exported)).toEqual({ imported: 0, unchanged: 2, conflicts: [] });
         expect(comparable(await all())).toEqual(comparable(exported));
         expect(await store.deliveries.count()).toBe(2);
+      });
+
+      it('when an endpoint with message IDs, a native reply, an edit, a delete and queued edit and delete calls is exported and imported, then all of it reads back, each ID finds its message, and the calls go out in order', async () => {
+        await store.endpoints.create('ep-c', hashToken('tc'), initialRecord());
+        await arrangeConversation(store, 'ep-c');
+        const exported = await all();
+        const [c] = exported;
+        expect(c!.messages).toEqual(CONVERSATION_LOG);
+        expect(c!.deliveries).toEqual(CONVERSATION_OUTBOX);
+        expect([c!.state, c!.version, c!.lastChange]).toEqual([{ seq: 2, pendingSince: null, queue: [] }, 5, 'delete']);
+
+        await store.endpoints.delete('ep-c');
+        expect(await store.messages.find('ep-c', 'chat_d', 'd-1')).toBeUndefined(); // the IDs went with their messages
+        expect(await store.snapshot.importRows(exported)).toEqual({ imported: 1, unchanged: 0, conflicts: [] });
+        expect(comparable(await all())).toEqual(comparable(exported));
+        expect((await store.endpoints.get('ep-c'))!.lastChange).toBe('delete');
+        for (const [platform, id] of Object.entries(CONVERSATION_LOG[0]!.ids)) {
+          expect(await store.messages.find('ep-c', platform as Platform, id)).toEqual(CONVERSATION_LOG[0]);
+        }
+        expect(await store.messages.find('ep-c', 'chat_c', 'c-2')).toEqual(CONVERSATION_LOG[1]);
+
+        // Again: nothing changes, and no call is queued twice.
+        expect(await store.snapshot.importRows(exported)).toEqual({ imported: 0, unchanged: 1, conflicts: [] });
+        expect(comparable(await all())).toEqual(comparable(exported));
+        expect(await store.deliveries.count()).toBe(2);
+
+        // The webhook's queue keeps its order: the edit, and only once it is done, the delete.
+        const first = await store.deliveries.claim(80_000, 500, 10);
+        expect(first.map((d) => [d.kind, d.seq, d.platform])).toEqual([['edit', 1, 'chat_a']]);
+        await store.deliveries.complete(first[0]!, () => ({ result: undefined }));
+        const second = await store.deliveries.claim(81_000, 500, 10);
+        expect(second.map((d) => [d.kind, d.seq, d.platform, d.payload])).toEqual([['delete', 2, 'chat_a', '']]);
       });
 
       it('when some IDs exist with other content, then nothing is imported and those IDs are listed', async () => {
@@ -942,6 +979,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           recordJson: JSON.stringify(initialRecord()),
           state: { seq: 0, pendingSince: null, queue: [] },
           version: 0,
+          lastChange: 'record',
           deliveries: [],
           messages: [],
         });
@@ -961,6 +999,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
               recordJson: JSON.stringify(initialRecord()),
               state: { seq: 0, pendingSince: null, queue: [] },
               version: 0,
+              lastChange: 'record',
               deliveries: [],
               messages: [],
             };
@@ -1065,6 +1104,7 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           recordJson: JSON.stringify(withChannels(channels)),
           state: { seq: 0, pendingSince: null, queue: [] },
           version: 3,
+          lastChange: 'record',
           deliveries: [],
           messages: [],
         });

@@ -70,7 +70,9 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
   /** A store on empty tables (the tables of the one scratch database are truncated). */
   const fresh = async (options: Partial<PostgresStoreOptions> = {}) => {
-    await admin.query('TRUNCATE channel_index, endpoint_events, outbox, messages, endpoints, bots, change_log RESTART IDENTITY');
+    await admin.query(
+      'TRUNCATE channel_index, endpoint_events, outbox, message_ids, messages, endpoints, bots, change_log RESTART IDENTITY',
+    );
     return PostgresEndpointStore.open({ connectionString: db.url, ...options });
   };
 

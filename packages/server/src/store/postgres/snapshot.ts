@@ -13,38 +13,59 @@ import { channelKey } from './rowWrites.ts';
 const IMPORT_STATEMENT_TIMEOUT_MS = 300_000;
 
 const SQL = {
-  page: `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version, e.queue,
-           coalesce((SELECT json_agg(json_build_object('messageSeq', o.message_seq, 'platform', o.platform, 'url', o.url, 'payload', o.payload,
-                                                       'attempts', o.attempts, 'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at)
+  // A message's IDs as one JSON object by platform.
+  page: `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version, e.queue, e.last_change,
+           coalesce((SELECT json_agg(json_build_object('messageSeq', o.message_seq, 'kind', o.kind, 'platform', o.platform, 'url', o.url,
+                                                       'payload', o.payload, 'attempts', o.attempts, 'nextAttemptAt', o.next_attempt_at,
+                                                       'expiresAt', o.expires_at)
                                      ORDER BY o.id)
                      FROM outbox o WHERE o.endpoint_id = e.id), '[]')::text AS deliveries,
            coalesce((SELECT json_agg(json_build_object('number', m.number, 'sender', m.sender, 'senderChannel', m.sender_channel,
-                                                       'message', m.message, 'unread', m.unread, 'expired', m.expired, 'createdAt', m.created_at)
+                                                       'message', m.message, 'unread', m.unread, 'expired', m.expired, 'createdAt', m.created_at,
+                                                       'replyTo', m.reply_to, 'edits', m.edits, 'editedAt', m.edited_at, 'deletedAt', m.deleted_at,
+                                                       'ids', (SELECT json_object_agg(i.platform, i.message_id) FROM message_ids i
+                                                               WHERE i.endpoint_id = m.endpoint_id AND i.number = m.number))
                                      ORDER BY m.number)
                      FROM messages m WHERE m.endpoint_id = e.id), '[]')::text AS messages
          FROM endpoints e WHERE e.id > $1 ORDER BY e.id LIMIT $2`,
   stagingTables: `CREATE TEMP TABLE import_endpoints (
                     id text COLLATE "C" PRIMARY KEY, token_hash bytea NOT NULL, record text NOT NULL, message_seq bigint NOT NULL,
-                    pending_since bigint, version bigint NOT NULL, queue text NOT NULL, fresh boolean) ON COMMIT DROP;
+                    pending_since bigint, version bigint NOT NULL, queue text NOT NULL, last_change text NOT NULL,
+                    fresh boolean) ON COMMIT DROP;
                   CREATE TEMP TABLE import_messages (
                     endpoint_id text COLLATE "C" NOT NULL, number bigint NOT NULL, sender text, sender_channel text, message text NOT NULL,
-                    unread integer NOT NULL, expired integer NOT NULL, created_at bigint NOT NULL) ON COMMIT DROP;
+                    unread integer NOT NULL, expired integer NOT NULL, created_at bigint NOT NULL, reply_to bigint, edits integer NOT NULL,
+                    edited_at bigint, deleted_at bigint) ON COMMIT DROP;
+                  CREATE TEMP TABLE import_message_ids (
+                    endpoint_id text COLLATE "C" NOT NULL, platform text NOT NULL, message_id text COLLATE "C" NOT NULL,
+                    number bigint NOT NULL) ON COMMIT DROP;
                   CREATE TEMP TABLE import_deliveries (
                     ord bigint GENERATED ALWAYS AS IDENTITY, endpoint_id text COLLATE "C" NOT NULL, message_seq bigint NOT NULL,
-                    platform text NOT NULL, url text NOT NULL, payload text NOT NULL, attempts integer NOT NULL,
+                    kind text NOT NULL, platform text NOT NULL, url text NOT NULL, payload text NOT NULL, attempts integer NOT NULL,
                     next_attempt_at bigint NOT NULL, expires_at bigint NOT NULL) ON COMMIT DROP;
                   CREATE TEMP TABLE import_channels (
                     endpoint_id text COLLATE "C" NOT NULL, platform text COLLATE "C" NOT NULL, channel text COLLATE "C" NOT NULL,
                     bridge integer NOT NULL) ON COMMIT DROP`,
-  stage: `INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version, queue)
-          SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[])`,
-  stageMessages: `INSERT INTO import_messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at)
-                  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::integer[], $8::bigint[])`,
-  insertMessages: `INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at)
-                   SELECT m.endpoint_id, m.number, m.sender, m.sender_channel, m.message, m.unread, m.expired, m.created_at
+  stage: `INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version, queue, last_change)
+          SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::text[])`,
+  stageMessages: `INSERT INTO import_messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at,
+                                               reply_to, edits, edited_at, deleted_at)
+                  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::integer[], $8::bigint[],
+                                       $9::bigint[], $10::integer[], $11::bigint[], $12::bigint[])`,
+  stageMessageIds: `INSERT INTO import_message_ids (endpoint_id, platform, message_id, number)
+                    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])`,
+  insertMessages: `INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at,
+                                         reply_to, edits, edited_at, deleted_at)
+                   SELECT m.endpoint_id, m.number, m.sender, m.sender_channel, m.message, m.unread, m.expired, m.created_at,
+                          m.reply_to, m.edits, m.edited_at, m.deleted_at
                    FROM import_messages m JOIN import_endpoints s ON s.id = m.endpoint_id WHERE s.fresh`,
-  stageDeliveries: `INSERT INTO import_deliveries (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
-                    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::bigint[], $8::bigint[])`,
+  // After the messages: an ID belongs to its message (a foreign key).
+  insertMessageIds: `INSERT INTO message_ids (endpoint_id, platform, message_id, number)
+                     SELECT i.endpoint_id, i.platform, i.message_id, i.number
+                     FROM import_message_ids i JOIN import_endpoints s ON s.id = i.endpoint_id WHERE s.fresh`,
+  stageDeliveries: `INSERT INTO import_deliveries (endpoint_id, message_seq, kind, platform, url, payload, attempts, next_attempt_at, expires_at)
+                    SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[], $8::bigint[],
+                                         $9::bigint[])`,
   conflicts: `SELECT s.id FROM import_endpoints s JOIN endpoints e ON e.id = s.id
               WHERE e.token_hash <> s.token_hash OR e.record <> s.record OR e.message_seq <> s.message_seq
                  OR e.pending_since IS DISTINCT FROM s.pending_since OR e.version <> s.version OR e.queue <> s.queue
@@ -53,10 +74,10 @@ const SQL = {
   markFresh: 'UPDATE import_endpoints s SET fresh = NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = s.id)',
   // No ON CONFLICT: an endpoint another instance creates meanwhile fails the whole import instead of
   // leaving it half done.
-  insert: `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version, queue)
-           SELECT id, token_hash, record, message_seq, pending_since, version, queue FROM import_endpoints WHERE fresh`,
-  insertDeliveries: `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
-                     SELECT d.endpoint_id, d.message_seq, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
+  insert: `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version, queue, last_change)
+           SELECT id, token_hash, record, message_seq, pending_since, version, queue, last_change FROM import_endpoints WHERE fresh`,
+  insertDeliveries: `INSERT INTO outbox (endpoint_id, message_seq, kind, platform, url, payload, attempts, next_attempt_at, expires_at)
+                     SELECT d.endpoint_id, d.message_seq, d.kind, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
                      FROM import_deliveries d JOIN import_endpoints s ON s.id = d.endpoint_id WHERE s.fresh
                      ORDER BY d.ord`,
   stageChannels: `INSERT INTO import_channels (endpoint_id, platform, channel, bridge)
@@ -86,8 +107,8 @@ export class PostgresSnapshot implements Snapshot {
 
   /**
    * One transaction on one connection: the rows are staged in TEMP tables (dropped at its end) a
-   * batch per statement, then conflicts are looked for and, if there are none, the new endpoints and
-   * their deliveries are inserted. The statements get IMPORT_STATEMENT_TIMEOUT_MS (a merge of many
+   * batch per statement, then conflicts are looked for and, if there are none, the new endpoints,
+   * their message logs (with their copies' IDs) and their deliveries are inserted. The statements get IMPORT_STATEMENT_TIMEOUT_MS (a merge of many
    * thousand rows outlasts a request's limit).
    */
   async importRows(
@@ -98,14 +119,15 @@ export class PostgresSnapshot implements Snapshot {
       await client.query(`SET LOCAL statement_timeout = ${IMPORT_STATEMENT_TIMEOUT_MS}`);
       await client.query(SQL.stagingTables);
       for await (const batch of batchesOf(rows, SNAPSHOT_PAGE_ROWS)) {
-        const { endpoints: e, deliveries: d, messages: m } = snapshotColumns(batch);
-        await client.query(SQL.stage, [e.id, e.tokenHash, e.record, e.seq, e.pendingSince, e.version, e.queue]);
+        const { endpoints: e, deliveries: d, messages: m, messageIds: i } = snapshotColumns(batch);
+        await client.query(SQL.stage, [e.id, e.tokenHash, e.record, e.seq, e.pendingSince, e.version, e.queue, e.lastChange]);
         if (m.endpointId.length > 0) {
           const values = [m.endpointId, m.number, m.sender, m.senderChannel, m.message, m.unread, m.expired, m.createdAt];
-          await client.query(SQL.stageMessages, values);
+          await client.query(SQL.stageMessages, [...values, m.replyTo, m.edits, m.editedAt, m.deletedAt]);
         }
+        if (i.endpointId.length > 0) await client.query(SQL.stageMessageIds, [i.endpointId, i.platform, i.messageId, i.number]);
         if (d.endpointId.length > 0) {
-          const values = [d.endpointId, d.seq, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt];
+          const values = [d.endpointId, d.seq, d.kind, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt];
           await client.query(SQL.stageDeliveries, values);
         }
         // The lookup index's rows, derived here: SQL cannot read a record holding `\u0000` as an object.
@@ -127,6 +149,7 @@ export class PostgresSnapshot implements Snapshot {
       const imported = (await client.query(SQL.insert)).rowCount ?? 0;
       await client.query(SQL.insertDeliveries);
       await client.query(SQL.insertMessages);
+      await client.query(SQL.insertMessageIds);
       await client.query(SQL.indexInserted);
       const fresh = plan.bots?.fresh ?? [];
       if (fresh.length > 0)

@@ -13,12 +13,14 @@ type StatementName =
   | 'stage'
   | 'stageDelivery'
   | 'stageMessage'
+  | 'stageMessageId'
   | 'conflicts'
   | 'existing'
   | 'markFresh'
   | 'insert'
   | 'insertDeliveries'
   | 'insertMessages'
+  | 'insertMessageIds'
   | 'indexInserted'
   | 'insertBot';
 
@@ -27,15 +29,20 @@ type StatementName =
 const STAGING_TABLES = `
   CREATE TEMP TABLE IF NOT EXISTS import_endpoints (
     id TEXT PRIMARY KEY, token_hash BLOB NOT NULL, record TEXT NOT NULL, message_seq INTEGER NOT NULL,
-    pending_since INTEGER, version INTEGER NOT NULL, queue TEXT NOT NULL, fresh INTEGER NOT NULL DEFAULT 0) STRICT;
+    pending_since INTEGER, version INTEGER NOT NULL, queue TEXT NOT NULL, last_change TEXT NOT NULL,
+    fresh INTEGER NOT NULL DEFAULT 0) STRICT;
   CREATE TEMP TABLE IF NOT EXISTS import_messages (
     endpoint_id TEXT NOT NULL, number INTEGER NOT NULL, sender TEXT, sender_channel TEXT, message TEXT NOT NULL,
-    unread INTEGER NOT NULL, expired INTEGER NOT NULL, created_at INTEGER NOT NULL) STRICT;
+    unread INTEGER NOT NULL, expired INTEGER NOT NULL, created_at INTEGER NOT NULL, reply_to INTEGER, edits INTEGER NOT NULL,
+    edited_at INTEGER, deleted_at INTEGER) STRICT;
+  CREATE TEMP TABLE IF NOT EXISTS import_message_ids (
+    endpoint_id TEXT NOT NULL, platform TEXT NOT NULL, message_id TEXT NOT NULL, number INTEGER NOT NULL) STRICT;
   CREATE TEMP TABLE IF NOT EXISTS import_deliveries (
-    endpoint_id TEXT NOT NULL, message_seq INTEGER NOT NULL, platform TEXT NOT NULL, url TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL, message_seq INTEGER NOT NULL, kind TEXT NOT NULL, platform TEXT NOT NULL, url TEXT NOT NULL,
     payload TEXT NOT NULL, attempts INTEGER NOT NULL, next_attempt_at INTEGER NOT NULL, expires_at INTEGER NOT NULL) STRICT;`;
 
-const CLEAR_STAGING = 'DELETE FROM import_endpoints; DELETE FROM import_deliveries; DELETE FROM import_messages;';
+const CLEAR_STAGING =
+  'DELETE FROM import_endpoints; DELETE FROM import_deliveries; DELETE FROM import_messages; DELETE FROM import_message_ids;';
 
 export class SqliteSnapshot implements Snapshot {
   readonly source = 'sqlite';
@@ -70,12 +77,15 @@ export class SqliteSnapshot implements Snapshot {
         db.exec('BEGIN');
         try {
           for (const r of batch) {
-            st.stage.run(r.id, r.tokenHash, r.recordJson, r.state.seq, r.state.pendingSince, r.version, queueJson(r.state.queue));
+            const { seq, pendingSince, queue } = r.state;
+            st.stage.run(r.id, r.tokenHash, r.recordJson, seq, pendingSince, r.version, queueJson(queue), r.lastChange);
             for (const d of r.deliveries) {
-              st.stageDelivery.run(r.id, d.messageSeq, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt);
+              st.stageDelivery.run(r.id, d.messageSeq, d.kind, d.platform, d.url, d.payload, d.attempts, d.nextAttemptAt, d.expiresAt);
             }
             for (const m of r.messages) {
-              st.stageMessage.run(r.id, m.number, m.sender, m.senderChannel, m.message, m.unread, m.expired, m.createdAt);
+              const accepted = [m.number, m.sender, m.senderChannel, m.message, m.unread, m.expired, m.createdAt] as const;
+              st.stageMessage.run(r.id, ...accepted, m.replyTo, m.edits, m.editedAt, m.deletedAt);
+              for (const [platform, id] of Object.entries(m.ids)) st.stageMessageId.run(r.id, platform, id, m.number);
             }
           }
           db.exec('COMMIT');
@@ -93,6 +103,7 @@ export class SqliteSnapshot implements Snapshot {
         const imported = Number(st.insert.run().changes);
         st.insertDeliveries.run();
         st.insertMessages.run();
+        st.insertMessageIds.run();
         st.indexInserted.run();
         for (const bot of plan.bots?.fresh ?? []) st.insertBot.run(bot.id, bot.platform, bot.keyHash);
         return importOutcome(plan, imported);
@@ -107,31 +118,47 @@ export class SqliteSnapshot implements Snapshot {
     this.database.db.exec(STAGING_TABLES);
     const q = (sql: string) => this.database.prepare(sql);
     this.statements = {
+      // A message's IDs as one JSON object by platform (json(): an object in the message's object, not its text).
       page: q(
-        `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version, e.queue,
-           (SELECT json_group_array(json_object('messageSeq', o.message_seq, 'platform', o.platform, 'url', o.url, 'payload', o.payload,
-                                                'attempts', o.attempts, 'nextAttemptAt', o.next_attempt_at, 'expiresAt', o.expires_at))
+        `SELECT e.id, e.token_hash, e.record, e.message_seq, e.pending_since, e.version, e.queue, e.last_change,
+           (SELECT json_group_array(json_object('messageSeq', o.message_seq, 'kind', o.kind, 'platform', o.platform, 'url', o.url,
+                                                'payload', o.payload, 'attempts', o.attempts, 'nextAttemptAt', o.next_attempt_at,
+                                                'expiresAt', o.expires_at))
               FROM (SELECT * FROM outbox WHERE endpoint_id = e.id ORDER BY id) o) AS deliveries,
            (SELECT json_group_array(json_object('number', m.number, 'sender', m.sender, 'senderChannel', m.sender_channel,
-                                                'message', m.message, 'unread', m.unread, 'expired', m.expired, 'createdAt', m.created_at))
+                                                'message', m.message, 'unread', m.unread, 'expired', m.expired, 'createdAt', m.created_at,
+                                                'replyTo', m.reply_to, 'edits', m.edits, 'editedAt', m.edited_at, 'deletedAt', m.deleted_at,
+                                                'ids', json((SELECT json_group_object(i.platform, i.message_id) FROM message_ids i
+                                                             WHERE i.endpoint_id = m.endpoint_id AND i.number = m.number))))
               FROM (SELECT * FROM messages WHERE endpoint_id = e.id ORDER BY number) m) AS messages
          FROM endpoints e WHERE e.id > ? ORDER BY e.id LIMIT ?`,
       ),
       stage: q(
-        'INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version, queue) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        `INSERT INTO import_endpoints (id, token_hash, record, message_seq, pending_since, version, queue, last_change)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       stageMessage: q(
-        `INSERT INTO import_messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO import_messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at,
+                                      reply_to, edits, edited_at, deleted_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      stageMessageId: q('INSERT INTO import_message_ids (endpoint_id, platform, message_id, number) VALUES (?, ?, ?, ?)'),
       insertMessages: q(
-        `INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at)
-         SELECT m.endpoint_id, m.number, m.sender, m.sender_channel, m.message, m.unread, m.expired, m.created_at
+        `INSERT INTO messages (endpoint_id, number, sender, sender_channel, message, unread, expired, created_at,
+                               reply_to, edits, edited_at, deleted_at)
+         SELECT m.endpoint_id, m.number, m.sender, m.sender_channel, m.message, m.unread, m.expired, m.created_at,
+                m.reply_to, m.edits, m.edited_at, m.deleted_at
          FROM import_messages m JOIN import_endpoints s ON s.id = m.endpoint_id WHERE s.fresh = 1`,
       ),
+      // After the messages: an ID belongs to its message (a foreign key).
+      insertMessageIds: q(
+        `INSERT INTO message_ids (endpoint_id, platform, message_id, number)
+         SELECT i.endpoint_id, i.platform, i.message_id, i.number
+         FROM import_message_ids i JOIN import_endpoints s ON s.id = i.endpoint_id WHERE s.fresh = 1`,
+      ),
       stageDelivery: q(
-        `INSERT INTO import_deliveries (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO import_deliveries (endpoint_id, message_seq, kind, platform, url, payload, attempts, next_attempt_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       conflicts: q(
         `SELECT s.id FROM import_endpoints s JOIN endpoints e ON e.id = s.id
@@ -142,12 +169,12 @@ export class SqliteSnapshot implements Snapshot {
       existing: q('SELECT count(*) AS n FROM import_endpoints s JOIN endpoints e ON e.id = s.id'),
       markFresh: q('UPDATE import_endpoints SET fresh = 1 WHERE id NOT IN (SELECT id FROM endpoints)'),
       insert: q(
-        `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version, queue)
-         SELECT id, token_hash, record, message_seq, pending_since, version, queue FROM import_endpoints WHERE fresh = 1`,
+        `INSERT INTO endpoints (id, token_hash, record, message_seq, pending_since, version, queue, last_change)
+         SELECT id, token_hash, record, message_seq, pending_since, version, queue, last_change FROM import_endpoints WHERE fresh = 1`,
       ),
       insertDeliveries: q(
-        `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, attempts, next_attempt_at, expires_at)
-         SELECT d.endpoint_id, d.message_seq, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
+        `INSERT INTO outbox (endpoint_id, message_seq, kind, platform, url, payload, attempts, next_attempt_at, expires_at)
+         SELECT d.endpoint_id, d.message_seq, d.kind, d.platform, d.url, d.payload, d.attempts, d.next_attempt_at, d.expires_at
          FROM import_deliveries d JOIN import_endpoints s ON s.id = d.endpoint_id WHERE s.fresh = 1 ORDER BY d.rowid`,
       ),
       // The lookup index of the endpoints inserted (as migration 0005 indexes the stored ones).
