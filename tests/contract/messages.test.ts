@@ -313,7 +313,7 @@ describe('the server: message IDs, edits, deletes and native replies', () => {
       sender_channel: 'channel-d-1',
       message_content: 'Hi Ada!',
       message_reply: true,
-      message_reply_author: 'Ada',
+      message_reply_author: 'Ada Lovelace',
       message_reply_message: 'Hello (edited)',
       message_reply_to: 'd-1',
       message_id: 'd-2',
@@ -321,7 +321,7 @@ describe('the server: message IDs, edits, deletes and native replies', () => {
     });
     const reply = (await admin().listMessages(EP, token)).messages.at(-1)!;
     expect(reply.message.reply).toEqual({
-      author: 'Ada',
+      author: 'Ada Lovelace',
       message: 'Hello (edited)',
       number,
       ids: { chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' },

@@ -35,7 +35,8 @@ const SQL = {
   // The row (version + 1) with its queue summary $20 and the kind $21 of its change (an edit or delete
   // logs its event's data $22 instead of the record), only if it still has version $8 and token
   // digest $9, and in the same statement: the outbox entries no message waits for: every create when
-  // nothing is unread ($5 NULL: an edit or delete of a copy made already still goes), and those to the webhooks ($18 platforms, $19 URLs) the decision
+  // nothing is unread ($5 NULL: an edit or delete of a copy made already still goes; a create under
+  // way, leased past $6, is left to finish so that its answer records the copy's ID), and those to the webhooks ($18 platforms, $19 URLs) the decision
   // dropped; when $14, the lookup index's rows of the endpoint become the rows $15-$17 (those not
   // among them are deleted; the new ones are added, the others stand, so no statement both deletes
   // and inserts one key); the event of the new version (at $6, epoch ms); the endpoint's events
@@ -53,7 +54,8 @@ const SQL = {
           ), stale AS (
             DELETE FROM outbox
             WHERE endpoint_id = $1 AND EXISTS (SELECT 1 FROM written)
-              AND (($5::bigint IS NULL AND kind = 'create') OR (platform, url) IN (SELECT * FROM unnest($18::text[], $19::text[])))
+              AND (($5::bigint IS NULL AND kind = 'create' AND lease_until <= $6::bigint)
+                   OR (platform, url) IN (SELECT * FROM unnest($18::text[], $19::text[])))
           ), unindexed AS (
             DELETE FROM channel_index
             WHERE $14::boolean AND endpoint_id = $1 AND EXISTS (SELECT 1 FROM written)

@@ -35,7 +35,7 @@ const SQL = {
             RETURNING e.id, e.version, i.record, i.seq, i.pending_seq
           ), stale AS (
             DELETE FROM outbox o USING written w
-            WHERE o.endpoint_id = w.id AND w.pending_seq IS NULL AND o.kind = 'create'
+            WHERE o.endpoint_id = w.id AND w.pending_seq IS NULL AND o.kind = 'create' AND o.lease_until <= $8::bigint
           ), logged AS (
             INSERT INTO endpoint_events (endpoint_id, version, record, created_at, message_number) SELECT id, version, record, $8::bigint, pending_seq FROM written
           ), pruned AS (

@@ -72,8 +72,9 @@ export class RowWrites {
         `UPDATE endpoints SET record = ?1, message_seq = ?2, pending_since = ?3, event_ids = ?4, version = ?6 + 1, queue = ?7, last_change = ?8,
            updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now') WHERE id = ?5 AND version = ?6`,
       ),
-      // Every create of an endpoint that has nothing unread (an edit or delete of a copy made already still goes).
-      dropStale: q("DELETE FROM outbox WHERE endpoint_id = ? AND kind = 'create'"),
+      // Every create of an endpoint that has nothing unread (an edit or delete of a copy made already
+      // still goes); one under way is left to finish, so its answer still records the copy's ID.
+      dropStale: q("DELETE FROM outbox WHERE endpoint_id = ? AND kind = 'create' AND lease_until <= ?"),
       enqueue: q(
         `INSERT INTO outbox (endpoint_id, message_seq, platform, url, payload, next_attempt_at, expires_at, kind)
          VALUES (?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT DO NOTHING`,
@@ -147,7 +148,7 @@ export class RowWrites {
       throw new Error(`endpoint ${id} changed under its write`);
     }
     if (write.messages) this.messages.apply(id, write.messages);
-    if (state.pendingSince === null) this.st.dropStale.run(id);
+    if (state.pendingSince === null) this.st.dropStale.run(id, this.database.clock());
     for (const d of write.dropDeliveriesTo ?? []) this.st.dropDeliveryTo.run(id, d.platform, d.url);
     const entries = changedChannelEntries(current.recordJson, record);
     if (entries) this.indexChannels(id, entries, true);
