@@ -62,6 +62,7 @@ async function main(): Promise<void> {
           recordJson,
           state: { seq: 0, pendingSince: null, queue: [] },
           version: 0,
+          lastChange: 'record' as const,
           deliveries: [],
           messages: [],
         };

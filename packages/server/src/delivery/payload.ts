@@ -70,7 +70,6 @@ export type WebhookPayload = webhooks['messagePending']['post']['requestBody']['
 export type WebhookEmbed = components['schemas']['WebhookEmbed'];
 export type WebhookEmbedField = components['schemas']['WebhookEmbedField'];
 
-
 /** The create's body for one receiving platform: a native reply names that platform's copy. */
 export interface WebhookCreatePayload extends WebhookPayload {
   message_reference?: { message_id: string; fail_if_not_exists: false };

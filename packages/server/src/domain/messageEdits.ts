@@ -113,7 +113,11 @@ export function decideEdit(
   const row = current!;
   const given = params.message_content ?? params.message_attachments ?? params.message_embed;
   if (given === undefined) {
-    const issue = { parameter: 'message_content', in: 'query', message: 'an edit needs message_content, message_attachments or message_embed' };
+    const issue = {
+      parameter: 'message_content',
+      in: 'query',
+      message: 'an edit needs message_content, message_attachments or message_embed',
+    };
     return { result: { kind: 'invalid', issues: [issue as Issue] } };
   }
   if (logged.deletedAt !== null) return { result: { kind: 'deleted' } };

@@ -28,7 +28,12 @@ export interface NativeReply {
  * Why `message_id` / `message_reply_to` cannot go with this update: both name copies on the sender's
  * platform of a new message, so they need `trigger=true` and `sender`.
  */
-export function newMessageIdIssues(params: { message_id?: string; message_reply_to?: string; trigger?: boolean; sender?: Platform }): Issue[] {
+export function newMessageIdIssues(params: {
+  message_id?: string;
+  message_reply_to?: string;
+  trigger?: boolean;
+  sender?: Platform;
+}): Issue[] {
   const issues: Issue[] = [];
   for (const name of ['message_id', 'message_reply_to'] as const) {
     if (params[name] === undefined || (params.trigger === true && params.sender !== undefined)) continue;

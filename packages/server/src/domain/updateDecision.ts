@@ -61,7 +61,9 @@ export function decideUpdate(current: CommittedRow, params: UpdateParams, contex
   }
   const deliveries = params.trigger === true ? planDeliveries(row, context.now + context.messageTtlMs, context.webhookBody) : [];
   const claim = params.message_id !== undefined && params.sender !== undefined && messages?.append;
-  const logged = claim ? { ...messages, ids: [{ number: messages.append!.number, platform: params.sender!, id: params.message_id! }] } : messages;
+  const logged = claim
+    ? { ...messages, ids: [{ number: messages.append!.number, platform: params.sender!, id: params.message_id! }] }
+    : messages;
   return {
     write: { ...row, recordJson: json, deliveries, ...(logged && { messages: logged }) },
     result: { kind: 'ok', record: row.record, json, queued: deliveries.length, state: row.state },

@@ -17,7 +17,7 @@ const views = new WeakMap<FormattedChange, Partial<Record<Platform, Buffer | nul
  */
 export function changeSeenBy(change: FormattedChange, platform: Platform): Buffer | null | undefined {
   const event = change.entry.event;
-  if (!event || event.kind !== 'record') return undefined;
+  if (event?.kind !== 'record') return undefined;
   let kept = views.get(change);
   const known = kept?.[platform];
   if (known !== undefined) return known;

@@ -59,7 +59,9 @@ export function formatChange(entry: ChangeEntry): FormattedChange {
  */
 export function formatMessageChange(entry: ChangeEntry, kind: 'edit' | 'delete', data: string): Buffer {
   const { position, endpointId, version } = entry;
-  return Buffer.from(`id: ${position}\nevent: ${kind}\ndata: {"endpoint":${JSON.stringify(endpointId)},"version":${version},${data.slice(1)}\n\n`);
+  return Buffer.from(
+    `id: ${position}\nevent: ${kind}\ndata: {"endpoint":${JSON.stringify(endpointId)},"version":${version},${data.slice(1)}\n\n`,
+  );
 }
 
 /** The `change` event of `entry` with `record` (its record's JSON, as committed or as a bot key sees it). */

@@ -22,9 +22,13 @@ export const editMessage =
       decideEdit(acting, current, readAt, logged, fields, context),
     );
     if (result.kind === 'invalid') throw invalid(result.issues);
-    if (result.kind === 'deleted') throw refinedProblem('message-deleted', `Message ${edited} was deleted; it cannot be edited. Nothing was applied.`);
+    if (result.kind === 'deleted')
+      throw refinedProblem('message-deleted', `Message ${edited} was deleted; it cannot be edited. Nothing was applied.`);
     if (result.kind === 'edit limit') {
-      throw refinedProblem('edit-limit', `Message ${edited} has been edited ${result.limit} times, the most it may be. Nothing was applied.`);
+      throw refinedProblem(
+        'edit-limit',
+        `Message ${edited} has been edited ${result.limit} times, the most it may be. Nothing was applied.`,
+      );
     }
     onDeliveriesQueued();
     respond(res, 'editMessage').json(200, itemOf(await namedMessage(store, id, { number: edited })));

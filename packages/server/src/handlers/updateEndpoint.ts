@@ -30,7 +30,14 @@ export const updateEndpoint =
     const { token: _token, ...params } = queryOf(req, 'updateEndpoint');
     const id = pathParam(req, 'endpoint');
     const reply = await newMessageCopies(req, { store, bots, adminTokenHash }, id, params);
-    const context = { allowPrivateWebhooks, messageTtlMs, webhookBody: webhookBodyFor, now: clock(), queueLimits: messageQueueLimits, reply };
+    const context = {
+      allowPrivateWebhooks,
+      messageTtlMs,
+      webhookBody: webhookBodyFor,
+      now: clock(),
+      queueLimits: messageQueueLimits,
+      reply,
+    };
     // Authentication, the update rules, the lifecycle, the message log and the outbox all commit in one transaction.
     let actor: Actor | undefined;
     const result = await store.endpoints.update<UpdateResult | Forbidden | Unauthenticated>(id, (current) => {

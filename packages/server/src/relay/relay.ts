@@ -381,14 +381,20 @@ export class Relay {
     if (d.kind !== 'create' && clock() >= d.expiresAt) {
       await store.deliveries.drop(d.id);
       this.count('gaveUp');
-      logger.warn({ endpoint: d.endpointId, message: d.seq, platform: d.platform, call: d.kind }, 'webhook copy change given up: out of time');
+      logger.warn(
+        { endpoint: d.endpointId, message: d.seq, platform: d.platform, call: d.kind },
+        'webhook copy change given up: out of time',
+      );
       return;
     }
     const call = (await this.stillApplies(d)) ? await this.callOf(d) : undefined;
     if (call === undefined) {
       await store.deliveries.drop(d.id);
       this.count('superseded');
-      logger.info({ endpoint: d.endpointId, message: d.seq, platform: d.platform, call: d.kind }, 'webhook delivery no longer applies; dropped unsent');
+      logger.info(
+        { endpoint: d.endpointId, message: d.seq, platform: d.platform, call: d.kind },
+        'webhook delivery no longer applies; dropped unsent',
+      );
       return;
     }
     const log = logger.child({

@@ -73,7 +73,8 @@ export interface MessageIdRow {
 }
 
 /** The columns of a MessageRow, in both adapters. */
-export const MESSAGE_COLUMNS = 'number, sender, sender_channel, message, unread, expired, created_at, reply_to, edits, edited_at, deleted_at';
+export const MESSAGE_COLUMNS =
+  'number, sender, sender_channel, message, unread, expired, created_at, reply_to, edits, edited_at, deleted_at';
 
 const numberOrNull = (v: number | string | null) => (v === null ? null : Number(v));
 

@@ -41,8 +41,15 @@ describe('decideEdit', () => {
     expect(d.result).toMatchObject({ kind: 'ok', edits: 1 });
     expect(d.write?.messages?.rewrite).toMatchObject({ number: 1, deleted: false, at: 5000 });
     expect(JSON.parse(d.write!.messages!.rewrite!.message).content).toBe('edited');
-    expect(JSON.parse(d.write!.event!.json)).toMatchObject({ number: 1, ids: { chat_c: 'c-1', chat_a: 'a-1' }, edits: 1, message: { content: 'edited' } });
-    expect(d.write?.deliveries).toEqual([{ kind: 'edit', number: 1, platform: 'chat_a', url: HOOK_A, payload: '{"content":"edited"}', expiresAt: 65_000 }]);
+    expect(JSON.parse(d.write!.event!.json)).toMatchObject({
+      number: 1,
+      ids: { chat_c: 'c-1', chat_a: 'a-1' },
+      edits: 1,
+      message: { content: 'edited' },
+    });
+    expect(d.write?.deliveries).toEqual([
+      { kind: 'edit', number: 1, platform: 'chat_a', url: HOOK_A, payload: '{"content":"edited"}', expiresAt: 65_000 },
+    ]);
     // The record shows the newest message, still pending: it shows the edit too.
     expect(d.write?.record.meta.message.content).toBe('edited');
     expect(d.write?.state).toBe(row.state);
@@ -50,8 +57,12 @@ describe('decideEdit', () => {
 
   it('when another platform edits, or the message was deleted, or edited the most times, then nothing is written', () => {
     const row = withMessage();
-    expect(decideEdit('chat_d', row, 7, logged(row), { message_content: 'x' }, context)).toEqual({ result: expect.objectContaining({ kind: 'forbidden' }) });
-    expect(decideEdit(undefined, row, 7, logged(row, { deletedAt: 1 }), { message_content: 'x' }, context)).toEqual({ result: { kind: 'deleted' } });
+    expect(decideEdit('chat_d', row, 7, logged(row), { message_content: 'x' }, context)).toEqual({
+      result: expect.objectContaining({ kind: 'forbidden' }),
+    });
+    expect(decideEdit(undefined, row, 7, logged(row, { deletedAt: 1 }), { message_content: 'x' }, context)).toEqual({
+      result: { kind: 'deleted' },
+    });
     expect(decideEdit(undefined, row, 7, logged(row, { edits: EDIT_LIMIT }), { message_content: 'x' }, context)).toEqual({
       result: { kind: 'edit limit', limit: EDIT_LIMIT },
     });
@@ -80,7 +91,9 @@ describe('decideDelete', () => {
 
   it('when a deleted message is deleted again, then nothing changes', () => {
     const row = withMessage();
-    expect(decideDelete('chat_c', row, 7, logged(row, { deletedAt: 42 }), context)).toEqual({ result: { kind: 'ok', deletedAt: 42, changed: false } });
+    expect(decideDelete('chat_c', row, 7, logged(row, { deletedAt: 42 }), context)).toEqual({
+      result: { kind: 'ok', deletedAt: 42, changed: false },
+    });
   });
 });
 

@@ -61,7 +61,12 @@ async function startChatWebhook(): Promise<ChatWebhook> {
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const call = { method: req.method ?? '', path: url.pathname, wait: url.searchParams.get('wait') === 'true', body: text ? JSON.parse(text) : undefined };
+    const call = {
+      method: req.method ?? '',
+      path: url.pathname,
+      wait: url.searchParams.get('wait') === 'true',
+      body: text ? JSON.parse(text) : undefined,
+    };
     if (call.method === 'POST' && hook.holdCreates) await new Promise<void>((resolve) => held.push(resolve));
     hook.calls.push(call);
     if (call.method === 'POST') {
@@ -95,7 +100,10 @@ const backends: [string, () => Promise<Backend>][] = [
     'sqlite',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'chatbridge-ids-'));
-      return { open: async () => new SqliteEndpointStore(join(dir, 'store.sqlite')), drop: async () => rmSync(dir, { recursive: true, force: true }) };
+      return {
+        open: async () => new SqliteEndpointStore(join(dir, 'store.sqlite')),
+        drop: async () => rmSync(dir, { recursive: true, force: true }),
+      };
     },
   ],
 ];
@@ -125,7 +133,12 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
   });
 
   const start = async () => {
-    const server = await startTestServer({ store: await backend.open(), allowPrivateWebhooks: true, messageTtlMs: 60_000, ...(process.env.IDS_DEBUG && { logger: createLogger('info') }) });
+    const server = await startTestServer({
+      store: await backend.open(),
+      allowPrivateWebhooks: true,
+      messageTtlMs: 60_000,
+      ...(process.env.IDS_DEBUG && { logger: createLogger('info') }),
+    });
     servers.push(server);
     return server;
   };
@@ -154,7 +167,12 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     const id = 'conversation';
     const token = await server.provision(id);
     const channels = { chat_a: 'a-room-0001', chat_c: 'c-room-0001', chat_d: 'd-room-0001' };
-    const setup = { token, ...Object.fromEntries(Object.entries(channels).map(([p, c]) => [`channel_${p}`, c])), webhook_chat_a: hook.url, selfuse: true };
+    const setup = {
+      token,
+      ...Object.fromEntries(Object.entries(channels).map(([p, c]) => [`channel_${p}`, c])),
+      webhook_chat_a: hook.url,
+      selfuse: true,
+    };
     expect((await call(server, 'POST', `/update/${id}`, setup, '')).status).toBe(200);
 
     const dStream = await openSse(`${server.url}/events/${id}`, bearer(keys.chat_d));
@@ -164,29 +182,59 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     await cStream.next();
 
     // chat_c sends c-1: the webhook creates a-1; chat_d's bot relays it and reports d-1.
-    const sent = await call(server, 'POST', `/update/${id}`, { sender: 'chat_c', sender_channel: channels.chat_c, message_content: 'hello', trigger: true, message_id: 'c-1' }, keys.chat_c);
+    const sent = await call(
+      server,
+      'POST',
+      `/update/${id}`,
+      { sender: 'chat_c', sender_channel: channels.chat_c, message_content: 'hello', trigger: true, message_id: 'c-1' },
+      keys.chat_c,
+    );
     expect(sent.status).toBe(200);
     expect(sent.number).toBe('1');
     await readUntil(dStream, (b) => b.event === 'record' && JSON.parse(b.data!).meta.message.content === 'hello');
     expect((await call(server, 'POST', `/read/${id}`, { message_number: 1, message_id: 'd-1' }, keys.chat_d)).status).toBe(200);
-    await settles(async () => expect((await call(server, 'GET', `/messages/${id}/find`, { number: 1 }, keys.chat_c)).body.ids).toEqual({ chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' }));
+    await settles(async () =>
+      expect((await call(server, 'GET', `/messages/${id}/find`, { number: 1 }, keys.chat_c)).body.ids).toEqual({
+        chat_a: 'a-1',
+        chat_c: 'c-1',
+        chat_d: 'd-1',
+      }),
+    );
     expect(hook.calls[0]).toMatchObject({ method: 'POST', wait: true, body: { content: 'hello' } });
 
     // Any copy's ID finds it, for every platform that takes part; a platform that does not cannot.
     const found = await call(server, 'GET', `/messages/${id}/find`, { platform: 'chat_a', message_id: 'a-1' }, keys.chat_d);
     expect(found.status).toBe(200);
-    expect(found.body).toMatchObject({ number: 1, sender: 'chat_c', ids: { chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' }, edits: 0, deleted: false });
+    expect(found.body).toMatchObject({
+      number: 1,
+      sender: 'chat_c',
+      ids: { chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' },
+      edits: 0,
+      deleted: false,
+    });
     expect((await call(server, 'GET', `/messages/${id}/find`, { platform: 'chat_a', message_id: 'a-1' }, keys.chat_b)).status).toBe(401);
     const missing = await call(server, 'GET', `/messages/${id}/find`, { platform: 'chat_a', message_id: 'a-404' }, keys.chat_d);
     expect(missing.status).toBe(404);
     expect(missing.body.type).toMatch(/#no-such-message$/);
 
     // Only the sender's platform edits or deletes; nothing is applied for anyone else.
-    const byD = await call(server, 'POST', `/messages/${id}/edit`, { platform: 'chat_c', message_id: 'c-1', message_content: 'not mine' }, keys.chat_d);
+    const byD = await call(
+      server,
+      'POST',
+      `/messages/${id}/edit`,
+      { platform: 'chat_c', message_id: 'c-1', message_content: 'not mine' },
+      keys.chat_d,
+    );
     expect(byD.status).toBe(403);
     expect((await call(server, 'POST', `/messages/${id}/delete`, { platform: 'chat_c', message_id: 'c-1' }, keys.chat_d)).status).toBe(403);
     // An ID is unique per endpoint and platform.
-    const again = await call(server, 'POST', `/update/${id}`, { sender: 'chat_c', sender_channel: channels.chat_c, message_content: 'resent', trigger: true, message_id: 'c-1' }, keys.chat_c);
+    const again = await call(
+      server,
+      'POST',
+      `/update/${id}`,
+      { sender: 'chat_c', sender_channel: channels.chat_c, message_content: 'resent', trigger: true, message_id: 'c-1' },
+      keys.chat_c,
+    );
     expect(again.status).toBe(409);
     expect(again.body.type).toMatch(/#duplicate-message-id$/);
 
@@ -205,26 +253,64 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     await cLive.next();
 
     // The edit, named by chat_c's ID: the webhook edits a-1, chat_d's stream names d-1.
-    const edited = await call(server, 'POST', `/messages/${id}/edit`, { platform: 'chat_c', message_id: 'c-1', message_content: 'hello, edited' }, keys.chat_c);
+    const edited = await call(
+      server,
+      'POST',
+      `/messages/${id}/edit`,
+      { platform: 'chat_c', message_id: 'c-1', message_content: 'hello, edited' },
+      keys.chat_c,
+    );
     expect(edited.status).toBe(200);
     expect(edited.body).toMatchObject({ number: 1, edits: 1, message: { content: 'hello, edited' } });
     const editEvent = await readUntil(dLive, (b) => b.event === 'edit');
-    expect(JSON.parse(editEvent.data!)).toMatchObject({ number: 1, ids: { chat_d: 'd-1' }, message: { content: 'hello, edited' }, edits: 1 });
+    expect(JSON.parse(editEvent.data!)).toMatchObject({
+      number: 1,
+      ids: { chat_d: 'd-1' },
+      message: { content: 'hello, edited' },
+      edits: 1,
+    });
     await settles(async () => expect(hook.calls.some((c) => c.method === 'PATCH')).toBe(true));
-    expect(hook.calls.find((c) => c.method === 'PATCH')).toMatchObject({ path: '/api/webhooks/1234/' + 't'.repeat(40) + '/messages/a-1', body: { content: 'hello, edited' } });
+    expect(hook.calls.find((c) => c.method === 'PATCH')).toMatchObject({
+      path: `/api/webhooks/1234/${'t'.repeat(40)}/messages/a-1`,
+      body: { content: 'hello, edited' },
+    });
 
     // chat_d replies to its copy d-1: chat_a gets a reply to a-1, chat_c's stream names c-1.
-    const reply = await call(server, 'POST', `/update/${id}`, { sender: 'chat_d', sender_channel: channels.chat_d, message_content: 'a reply', trigger: true, message_reply_to: 'd-1', message_id: 'd-2' }, keys.chat_d);
+    const reply = await call(
+      server,
+      'POST',
+      `/update/${id}`,
+      {
+        sender: 'chat_d',
+        sender_channel: channels.chat_d,
+        message_content: 'a reply',
+        trigger: true,
+        message_reply_to: 'd-1',
+        message_id: 'd-2',
+      },
+      keys.chat_d,
+    );
     expect(reply.status).toBe(200);
     const replied = await readUntil(cLive, (b) => b.event === 'record' && JSON.parse(b.data!).meta.message.content === 'a reply');
-    expect(JSON.parse(replied.data!).meta.message).toMatchObject({ isReply: true, reply: { number: 1, ids: { chat_c: 'c-1', chat_a: 'a-1', chat_d: 'd-1' } } });
+    expect(JSON.parse(replied.data!).meta.message).toMatchObject({
+      isReply: true,
+      reply: { number: 1, ids: { chat_c: 'c-1', chat_a: 'a-1', chat_d: 'd-1' } },
+    });
     await settles(async () => expect(hook.calls.filter((c) => c.method === 'POST')).toHaveLength(2));
-    expect(hook.calls.filter((c) => c.method === 'POST')[1]!.body).toMatchObject({ content: 'a reply', message_reference: { message_id: 'a-1', fail_if_not_exists: false } });
+    expect(hook.calls.filter((c) => c.method === 'POST')[1]!.body).toMatchObject({
+      content: 'a reply',
+      message_reference: { message_id: 'a-1', fail_if_not_exists: false },
+    });
 
     // The delete: the webhook deletes a-1, chat_d's stream names d-1, and the log keeps no text of it.
     const deleted = await call(server, 'POST', `/messages/${id}/delete`, { platform: 'chat_c', message_id: 'c-1' }, keys.chat_c);
     expect(deleted.status).toBe(200);
-    expect(deleted.body).toMatchObject({ number: 1, deleted: true, message: { content: null }, ids: { chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' } });
+    expect(deleted.body).toMatchObject({
+      number: 1,
+      deleted: true,
+      message: { content: null },
+      ids: { chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' },
+    });
     const deleteEvent = await readUntil(dLive, (b) => b.event === 'delete');
     expect(JSON.parse(deleteEvent.data!)).toMatchObject({ number: 1, ids: { chat_d: 'd-1' } });
     await settles(async () => expect(hook.calls.some((c) => c.method === 'DELETE')).toBe(true));
@@ -244,10 +330,26 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     expect((await call(server, 'POST', `/update/${id}`, setup, '')).status).toBe(200);
     const before = hook.calls.length;
     const send = (content: string, messageId: string) =>
-      call(server, 'POST', `/update/${id}`, { token, sender: 'chat_c', sender_channel: 'c-order-0001', message_content: content, trigger: true, message_id: messageId }, '');
+      call(
+        server,
+        'POST',
+        `/update/${id}`,
+        { token, sender: 'chat_c', sender_channel: 'c-order-0001', message_content: content, trigger: true, message_id: messageId },
+        '',
+      );
     expect((await send('first', 'o-1')).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1));
-    expect((await call(server, 'POST', `/messages/${id}/edit`, { token, platform: 'chat_c', message_id: 'o-1', message_content: 'first, edited' }, '')).status).toBe(200);
+    expect(
+      (
+        await call(
+          server,
+          'POST',
+          `/messages/${id}/edit`,
+          { token, platform: 'chat_c', message_id: 'o-1', message_content: 'first, edited' },
+          '',
+        )
+      ).status,
+    ).toBe(200);
     await settles(async () => expect(hook.calls.slice(before).map((c) => c.method)).toEqual(['POST', 'PATCH']));
     expect(hook.calls.slice(before).map((c) => c.body?.content)).toEqual(['first', 'first, edited']);
 
@@ -257,7 +359,14 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     expect((await send('never shown', 'o-3')).status).toBe(200);
     expect((await call(server, 'POST', `/messages/${id}/delete`, { token, platform: 'chat_c', message_id: 'o-3' }, '')).status).toBe(200);
     hook.release();
-    await settles(async () => expect(hook.calls.slice(before).filter((c) => c.method === 'POST').map((c) => c.body?.content)).toEqual(['first', 'blocker']));
+    await settles(async () =>
+      expect(
+        hook.calls
+          .slice(before)
+          .filter((c) => c.method === 'POST')
+          .map((c) => c.body?.content),
+      ).toEqual(['first', 'blocker']),
+    );
     await server.relay.settled();
     await new Promise((r) => setTimeout(r, 300));
     expect(hook.calls.slice(before).some((c) => c.body?.content === 'never shown')).toBe(false);

@@ -436,7 +436,15 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
           write: { record: cur!.record, state: pendingState(1, 1000), messages: { append: logged } },
           result: undefined,
         }));
-        expect(await store.messages.get('ep-o', 1)).toEqual({ ...logged, expired: 0, ids: {}, replyTo: null, edits: 0, editedAt: null, deletedAt: null });
+        expect(await store.messages.get('ep-o', 1)).toEqual({
+          ...logged,
+          expired: 0,
+          ids: {},
+          replyTo: null,
+          edits: 0,
+          editedAt: null,
+          deletedAt: null,
+        });
         await store.endpoints.delete('ep-o');
         await store.endpoints.create('ep-o', hashToken('t'), initialRecord());
         expect(await store.messages.list('ep-o', 0, 10)).toEqual([]);

@@ -48,7 +48,12 @@ describe.each(stores)('message IDs, edits and deletes (%s)', (_name, open) => {
   /** Writes the row as it is, with these log writes, deliveries and event. */
   const write = (messages: MessageLogWrite, extra: Partial<NonNullable<Decision<undefined>['write']>> = {}) =>
     store.endpoints.update('ep', (cur: StoredEndpoint | undefined) => ({
-      write: { record: cur!.record, state: { seq: Math.max(cur!.state.seq, messages.append?.number ?? 0), pendingSince: null, queue: [] }, messages, ...extra },
+      write: {
+        record: cur!.record,
+        state: { seq: Math.max(cur!.state.seq, messages.append?.number ?? 0), pendingSince: null, queue: [] },
+        messages,
+        ...extra,
+      },
       result: undefined,
     }));
   const append = (number: number, ids: { platform: 'chat_a' | 'chat_c' | 'chat_d'; id: string }[] = []) =>
@@ -61,7 +66,11 @@ describe.each(stores)('message IDs, edits and deletes (%s)', (_name, open) => {
     await append(1, [{ platform: 'chat_c', id: 'c-1' }]);
     await write({ ids: [{ number: 1, platform: 'chat_a', id: 'a-1' }] });
     await write({ ids: [{ number: 1, platform: 'chat_d', id: 'd-1' }] });
-    for (const [platform, id] of [['chat_a', 'a-1'], ['chat_c', 'c-1'], ['chat_d', 'd-1']] as const) {
+    for (const [platform, id] of [
+      ['chat_a', 'a-1'],
+      ['chat_c', 'c-1'],
+      ['chat_d', 'd-1'],
+    ] as const) {
       expect((await store.messages.find('ep', platform, id))?.number).toBe(1);
     }
     expect((await store.messages.get('ep', 1))?.ids).toEqual({ chat_a: 'a-1', chat_c: 'c-1', chat_d: 'd-1' });
@@ -83,10 +92,15 @@ describe.each(stores)('message IDs, edits and deletes (%s)', (_name, open) => {
     expect(await store.messages.get('ep', 1)).toMatchObject({ message: '{"content":"edited"}', edits: 1, editedAt: 5000, deletedAt: null });
     await write({ rewrite: { number: 1, message: '{"content":null}', at: 6000, deleted: true } });
     await write({ rewrite: { number: 1, message: '{"content":"again"}', at: 7000, deleted: false } });
-    expect(await store.messages.get('ep', 1)).toMatchObject({ message: '{"content":null}', edits: 1, deletedAt: 6000, ids: { chat_c: 'c-1' } });
+    expect(await store.messages.get('ep', 1)).toMatchObject({
+      message: '{"content":null}',
+      edits: 1,
+      deletedAt: 6000,
+      ids: { chat_c: 'c-1' },
+    });
   });
 
-  it('when the endpoint is deleted, then its messages\' IDs go with them', async () => {
+  it("when the endpoint is deleted, then its messages' IDs go with them", async () => {
     await append(1, [{ platform: 'chat_c', id: 'c-1' }]);
     await store.endpoints.delete('ep');
     await store.endpoints.create('ep', hashToken('t'), initialRecord());
@@ -118,12 +132,20 @@ describe.each(stores)('message IDs, edits and deletes (%s)', (_name, open) => {
       expiresAt: 1_000_000,
     });
     await store.endpoints.update('ep', (cur) => ({
-      write: { record: cur!.record, state: { seq: 1, pendingSince: 1000, queue: [{ n: 1, u: 1, at: 1000, b: 1 }] }, deliveries: [draft('create')] },
+      write: {
+        record: cur!.record,
+        state: { seq: 1, pendingSince: 1000, queue: [{ n: 1, u: 1, at: 1000, b: 1 }] },
+        deliveries: [draft('create')],
+      },
       result: undefined,
     }));
     // The edit and delete go in while the endpoint turns idle (nothing unread): only creates are dropped then.
     await store.endpoints.update('ep', (cur) => ({
-      write: { record: cur!.record, state: { seq: 1, pendingSince: 1000, queue: [{ n: 1, u: 1, at: 1000, b: 1 }] }, deliveries: [draft('edit', 1), draft('delete', 1)] },
+      write: {
+        record: cur!.record,
+        state: { seq: 1, pendingSince: 1000, queue: [{ n: 1, u: 1, at: 1000, b: 1 }] },
+        deliveries: [draft('edit', 1), draft('delete', 1)],
+      },
       result: undefined,
     }));
     const order: string[] = [];
@@ -136,10 +158,17 @@ describe.each(stores)('message IDs, edits and deletes (%s)', (_name, open) => {
     expect(order).toEqual(['create:1', 'edit:1', 'delete:1']);
 
     await store.endpoints.update('ep', (cur) => ({
-      write: { record: cur!.record, state: { seq: 1, pendingSince: 1000, queue: [{ n: 1, u: 1, at: 1000, b: 1 }] }, deliveries: [draft('create', 2), draft('edit', 1)] },
+      write: {
+        record: cur!.record,
+        state: { seq: 1, pendingSince: 1000, queue: [{ n: 1, u: 1, at: 1000, b: 1 }] },
+        deliveries: [draft('create', 2), draft('edit', 1)],
+      },
       result: undefined,
     }));
-    await store.endpoints.update('ep', (cur) => ({ write: { record: cur!.record, state: { seq: 1, pendingSince: null, queue: [] } }, result: undefined }));
+    await store.endpoints.update('ep', (cur) => ({
+      write: { record: cur!.record, state: { seq: 1, pendingSince: null, queue: [] } },
+      result: undefined,
+    }));
     const left = await store.deliveries.claim(3000, 60_000, 10);
     expect(left.map((d) => d.kind)).toEqual(['edit']);
   });

@@ -29,7 +29,8 @@ export const itemOf = (m: LoggedMessage, platform?: Platform): MessageItem => ({
 
 /** The message `ref` names, or a 404 problem when the log does not keep it. */
 export async function namedMessage(store: EndpointStore, endpointId: string, ref: MessageRef): Promise<LoggedMessage> {
-  const found = 'number' in ref ? await store.messages.get(endpointId, ref.number) : await store.messages.find(endpointId, ref.platform, ref.id);
+  const found =
+    'number' in ref ? await store.messages.get(endpointId, ref.number) : await store.messages.find(endpointId, ref.platform, ref.id);
   if (!found) throw refinedProblem('no-such-message', noSuchMessageDetail(ref));
   return found;
 }

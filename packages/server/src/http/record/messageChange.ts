@@ -52,7 +52,9 @@ export async function changeMessage<R extends Outcome>(
     if (result.kind === 'forbidden') {
       // The parameter that named the message is the one refused: the message is another platform's.
       const parameter = 'number' in ref ? 'number' : 'platform';
-      throw forbidden((result as Forbidden).detail, [queryIssue(parameter, 'names a message another platform sent: only its platform may change it')]);
+      throw forbidden((result as Forbidden).detail, [
+        queryIssue(parameter, 'names a message another platform sent: only its platform may change it'),
+      ]);
     }
     return { result: result as Exclude<R, { kind: 'stale' | 'gone' | 'forbidden' }>, actor, number: logged.number };
   }

@@ -85,7 +85,10 @@ export class PostgresChanges implements Changes {
       position: r.position,
       endpointId: r.endpoint_id,
       version: r.version,
-      event: r.record === null ? undefined : new LoggedEvent({ version: r.version, record: r.record, message_number: r.message_number, kind: r.kind }),
+      event:
+        r.record === null
+          ? undefined
+          : new LoggedEvent({ version: r.version, record: r.record, message_number: r.message_number, kind: r.kind }),
     }));
     const newest = rows[0]?.newest ?? (await pool.query<{ n: number }>(statement('newestChange', []))).rows[0]!.n;
     let first: number | undefined;

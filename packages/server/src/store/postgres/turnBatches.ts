@@ -17,7 +17,8 @@ const READ_BATCH = 500;
 const WRITE_BATCH = 100;
 
 const SQL = {
-  getMany: 'SELECT id, token_hash, record, message_seq, pending_since, version, queue, last_change FROM endpoints WHERE id = ANY($1::text[])',
+  getMany:
+    'SELECT id, token_hash, record, message_seq, pending_since, version, queue, last_change FROM endpoints WHERE id = ANY($1::text[])',
   // `write` for several endpoints at once, one array per column ($1-$7 and the queue summaries $15, one
   // element per endpoint, each ID once), the event time $8, the window $9 and the deliveries ($10-$14, one element per delivery,
   // $10 naming its endpoint). The rows are locked in ID order first, so that two instances' statements

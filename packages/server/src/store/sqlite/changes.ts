@@ -38,7 +38,9 @@ export class SqliteChanges implements Changes {
          WHERE e.endpoint_id = ?2 AND e.version > ?3 ORDER BY e.version LIMIT ?4`,
       ),
       // As bytes: see LoggedEvent.
-      eventRecord: q('SELECT CAST(record AS BLOB) AS record, created_at, message_number, kind FROM event_log WHERE id = ? AND endpoint_id = ?'),
+      eventRecord: q(
+        'SELECT CAST(record AS BLOB) AS record, created_at, message_number, kind FROM event_log WHERE id = ? AND endpoint_id = ?',
+      ),
       // Entries after ?1 within the age limit, with their events' sizes (octet_length, as eventSizes:
       // no record is loaded here); NULL bytes: the endpoint's log no longer keeps that event.
       changeSizes: q(
@@ -103,7 +105,9 @@ export class SqliteChanges implements Changes {
       const found =
         bytes === null
           ? undefined
-          : (this.st.eventRecord.get(position, endpointId) as { record: Uint8Array; message_number: number | null; kind: string } | undefined);
+          : (this.st.eventRecord.get(position, endpointId) as
+              | { record: Uint8Array; message_number: number | null; kind: string }
+              | undefined);
       const event = found && new LoggedEvent({ version, record: found.record, message_number: found.message_number, kind: found.kind });
       entries.push({ position, endpointId, version, event });
       total += bytes ?? 0;

@@ -56,7 +56,9 @@ export class SqliteMessageLog implements MessageLog {
       // before they write, and one that races them in is left out.
       unclaimId: q('DELETE FROM message_ids WHERE endpoint_id = ?1 AND number = ?2 AND platform = ?3 AND message_id <> ?4'),
       claimId: q('INSERT INTO message_ids (endpoint_id, platform, message_id, number) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
-      edit: q('UPDATE messages SET message = ?3, edits = edits + 1, edited_at = ?4 WHERE endpoint_id = ?1 AND number = ?2 AND deleted_at IS NULL'),
+      edit: q(
+        'UPDATE messages SET message = ?3, edits = edits + 1, edited_at = ?4 WHERE endpoint_id = ?1 AND number = ?2 AND deleted_at IS NULL',
+      ),
       erase: q('UPDATE messages SET message = ?3, deleted_at = ?4 WHERE endpoint_id = ?1 AND number = ?2 AND deleted_at IS NULL'),
       idsOf: q('SELECT number, platform, message_id FROM message_ids WHERE endpoint_id = ? AND number = ?'),
       idsBetween: q('SELECT number, platform, message_id FROM message_ids WHERE endpoint_id = ? AND number BETWEEN ? AND ?'),

@@ -152,9 +152,18 @@ export class RowWrites {
     for (const d of write.dropDeliveriesTo ?? []) this.st.dropDeliveryTo.run(id, d.platform, d.url);
     const entries = changedChannelEntries(current.recordJson, record);
     if (entries) this.indexChannels(id, entries, true);
-    for (const d of deliveries) this.st.enqueue.run(id, d.number ?? state.seq, d.platform, d.url, d.payload, d.expiresAt, d.kind ?? 'create');
+    for (const d of deliveries)
+      this.st.enqueue.run(id, d.number ?? state.seq, d.platform, d.url, d.payload, d.expiresAt, d.kind ?? 'create');
     const row = new CommittedRow(
-      { token_hash: current.tokenHash, record: json, message_seq: state.seq, pending_since: state.pendingSince, version, queue, last_change: kind },
+      {
+        token_hash: current.tokenHash,
+        record: json,
+        message_seq: state.seq,
+        pending_since: state.pendingSince,
+        version,
+        queue,
+        last_change: kind,
+      },
       events,
     );
     return { result, row };
