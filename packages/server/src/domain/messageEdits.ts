@@ -10,7 +10,7 @@
 // delete, a delivery) makes the caller read the message again (`stale`).
 import { platformRefusal } from './actingPlatform.ts';
 import type { Forbidden } from './botRights.ts';
-import type { Issue } from './issues.ts';
+import { type Issue, queryIssue } from './issues.ts';
 import { settle, stateOf } from './lifecycle.ts';
 import type { MessageIds } from './messageIds.ts';
 import { withdrawQueued } from './messageQueue.ts';
@@ -100,6 +100,19 @@ function checked(current: VersionedRow | undefined, readAt: number, acting: Plat
   return refusal(acting, logged);
 }
 
+/**
+ * What is wrong with an edit's parameters, whatever message it names (so a bad request is answered
+ * 400 before the message is looked up): it must change the text, attachments or embed, each valid.
+ */
+export function editParamsIssues(params: EditParams): Issue[] {
+  if (params.message_content === undefined && params.message_attachments === undefined && params.message_embed === undefined) {
+    return [queryIssue('message_content', 'an edit needs message_content, message_attachments or message_embed')];
+  }
+  const issues: Issue[] = [];
+  applyMessageFields(emptyMessage(), params, issues);
+  return issues;
+}
+
 export function decideEdit(
   acting: Platform | undefined,
   current: VersionedRow | undefined,
@@ -111,15 +124,8 @@ export function decideEdit(
   const refused = checked(current, readAt, acting, logged);
   if (refused) return { result: refused };
   const row = current!;
-  const given = params.message_content ?? params.message_attachments ?? params.message_embed;
-  if (given === undefined) {
-    const issue = {
-      parameter: 'message_content',
-      in: 'query',
-      message: 'an edit needs message_content, message_attachments or message_embed',
-    };
-    return { result: { kind: 'invalid', issues: [issue as Issue] } };
-  }
+  const invalid = editParamsIssues(params);
+  if (invalid.length > 0) return { result: { kind: 'invalid', issues: invalid } };
   if (logged.deletedAt !== null) return { result: { kind: 'deleted' } };
   if (logged.edits >= EDIT_LIMIT) return { result: { kind: 'edit limit', limit: EDIT_LIMIT } };
   const message = JSON.parse(logged.message) as Message;

@@ -24,7 +24,7 @@ export const markRead =
       ]);
     }
     if (reported !== undefined && number === undefined) {
-      throw invalid([{ parameter: 'message_id', in: 'query', message: "needs message_number: it is the ID of that message's copy" }]);
+      throw invalid([{ parameter: 'message_number', in: 'query', message: "is required with message_id: it names the message whose copy has that ID" }]);
     }
     const id = pathParam(req, 'endpoint');
     const copyId =

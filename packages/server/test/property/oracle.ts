@@ -158,6 +158,18 @@ export function factsOf(x: Pick<Exchange, 'draft' | 'rendered' | 'tokenOf'>): Fa
   // markRead's `platform` is optional in the schema only because a bot key implies it; with the token
   // (the credential this model sends) the operation requires it.
   if (op.operationId === 'markRead' && !byKey.has('platform')) missingRequired.push('platform');
+  // A copy's ID is reported for a message named by its number.
+  if (op.operationId === 'markRead' && byKey.has('message_id') && !byKey.has('message_number')) missingRequired.push('message_number');
+  // A message is named by `number`, or by `platform` and `message_id`: exactly one way.
+  if (NAMES_A_MESSAGE.includes(op.operationId)) {
+    const [byNumber, byPlatform, byId] = [byKey.has('number'), byKey.has('platform'), byKey.has('message_id')];
+    if (byNumber === (byPlatform || byId)) missingRequired.push('number');
+    else if (byPlatform !== byId) missingRequired.push(byPlatform ? 'message_id' : 'platform');
+  }
+  // An edit changes at least one of the message's text, attachments or embed.
+  if (op.operationId === 'editMessage' && !['message_content', 'message_attachments', 'message_embed'].some((k) => byKey.has(k))) {
+    missingRequired.push('message_content');
+  }
 
   const pathVerdicts = new Map<string, Verdict>();
   const pathDecoded = new Map<string, string | undefined>();
@@ -323,6 +335,9 @@ function errorsViolations(x: Exchange, facts: Facts, problem: Record<string, unk
   return v;
 }
 
+/** Operations that name one logged message (by number, or by platform and ID). */
+const NAMES_A_MESSAGE = ['getMessage', 'editMessage', 'deleteMessage'];
+
 /** Statuses the request may get, from what was sent (invariant 4); undefined: anything not 5xx. */
 export function expectedStatuses(
   op: OperationSpec,
@@ -347,8 +362,10 @@ export function expectedStatuses(
   const existing = op.path.startsWith('/admin/bots') ? x.before.bots : x.before.ids;
   const exists = typeof targetId === 'string' && existing.includes(targetId);
   if (facts.credential === 'match') {
-    // 409: markRead named a message that is not pending (a rejection like 400: it must change nothing).
-    const byRule = [400, ...declared.filter((s) => s === 409)];
+    // 409: markRead named a message that is not pending (a rejection like 400: it must change nothing);
+    // 404: the message named is not in the log (this model sends no messages first).
+    const byRule = [400, ...declared.filter((s) => s === 409 || (s === 404 && NAMES_A_MESSAGE.includes(op.operationId)))];
+    if (readOnly && NAMES_A_MESSAGE.includes(op.operationId)) return { allowed: [...success, 404], why: 'valid read with its token (404: no such message)' };
     return readOnly
       ? { allowed: success, why: 'valid read with its token' }
       : { allowed: [...success, ...byRule], why: `valid request with its token (${byRule.join('/')}: the operation's rules)` };
