@@ -252,9 +252,9 @@ describe('the server: message IDs, edits, deletes and native replies', () => {
     expect(await bot('chat_c').getMessage(EP, { number })).toEqual(found);
   });
 
-  it('when markRead has message_id without message_number, then 400 naming message_id', async () => {
+  it('when markRead has message_id without message_number, then 400 naming message_number', async () => {
     const error = await failure(admin().markRead(EP, token, 'chat_a', { messageId: 'a-9' }));
-    expect([error.status, error.problem.errors?.map((e) => e.parameter)]).toEqual([400, ['message_id']]);
+    expect([error.status, error.problem.errors?.map((e) => e.parameter)]).toEqual([400, ['message_number']]);
   });
 
   it('when a message is named both ways, or half of one, then 400', async () => {

@@ -24,7 +24,9 @@ export const markRead =
       ]);
     }
     if (reported !== undefined && number === undefined) {
-      throw invalid([{ parameter: 'message_number', in: 'query', message: "is required with message_id: it names the message whose copy has that ID" }]);
+      throw invalid([
+        { parameter: 'message_number', in: 'query', message: 'is required with message_id: it names the message whose copy has that ID' },
+      ]);
     }
     const id = pathParam(req, 'endpoint');
     const copyId =

@@ -365,7 +365,8 @@ export function expectedStatuses(
     // 409: markRead named a message that is not pending (a rejection like 400: it must change nothing);
     // 404: the message named is not in the log (this model sends no messages first).
     const byRule = [400, ...declared.filter((s) => s === 409 || (s === 404 && NAMES_A_MESSAGE.includes(op.operationId)))];
-    if (readOnly && NAMES_A_MESSAGE.includes(op.operationId)) return { allowed: [...success, 404], why: 'valid read with its token (404: no such message)' };
+    if (readOnly && NAMES_A_MESSAGE.includes(op.operationId))
+      return { allowed: [...success, 404], why: 'valid read with its token (404: no such message)' };
     return readOnly
       ? { allowed: success, why: 'valid read with its token' }
       : { allowed: [...success, ...byRule], why: `valid request with its token (${byRule.join('/')}: the operation's rules)` };
