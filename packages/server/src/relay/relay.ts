@@ -375,28 +375,21 @@ export class Relay {
     await this.options.store.deliveries.drop(d.id);
   }
 
+  /** Removes a delivery that will not be attempted, counted and logged (a warning when given up). */
+  private async dropUnsent(d: Delivery, outcome: 'gaveUp' | 'superseded', why: string): Promise<void> {
+    await this.options.store.deliveries.drop(d.id);
+    this.count(outcome);
+    const fields = { endpoint: d.endpointId, message: d.seq, platform: d.platform, call: d.kind };
+    if (outcome === 'gaveUp') this.options.logger.warn(fields, why);
+    else this.options.logger.info(fields, why);
+  }
+
   /** `leaseEnds`: when another instance may claim `d` again (epoch ms). */
   private async deliver(d: Delivery, leaseEnds: number): Promise<void> {
     const { store, sender, logger, clock } = this.options;
-    if (d.kind !== 'create' && clock() >= d.expiresAt) {
-      await store.deliveries.drop(d.id);
-      this.count('gaveUp');
-      logger.warn(
-        { endpoint: d.endpointId, message: d.seq, platform: d.platform, call: d.kind },
-        'webhook copy change given up: out of time',
-      );
-      return;
-    }
+    if (d.kind !== 'create' && clock() >= d.expiresAt) return this.dropUnsent(d, 'gaveUp', 'webhook copy change given up: out of time');
     const call = (await this.stillApplies(d)) ? await this.callOf(d) : undefined;
-    if (call === undefined) {
-      await store.deliveries.drop(d.id);
-      this.count('superseded');
-      logger.info(
-        { endpoint: d.endpointId, message: d.seq, platform: d.platform, call: d.kind },
-        'webhook delivery no longer applies; dropped unsent',
-      );
-      return;
-    }
+    if (call === undefined) return this.dropUnsent(d, 'superseded', 'webhook delivery no longer applies; dropped unsent');
     const log = logger.child({
       endpoint: d.endpointId,
       message: d.seq,
