@@ -127,6 +127,7 @@ export class Relay {
   private failedPasses = 0;
   private failureLoggedAt = 0;
   private retentionSweep: NodeJS.Timeout | undefined;
+  private readonly passesUnderWay = new Set<Promise<boolean>>();
   private sweeping: Promise<void> | undefined;
 
   constructor(options: RelayOptions) {
@@ -186,8 +187,12 @@ export class Relay {
     await this.settled();
   }
 
-  /** Resolves once the deliveries under way now have ended: acknowledged, rescheduled or dropped. */
+  /**
+   * Resolves once the passes under way now have ended (a claim in progress may start deliveries),
+   * and then the deliveries under way: acknowledged, rescheduled or dropped.
+   */
   async settled(): Promise<void> {
+    await Promise.allSettled([...this.passesUnderWay]);
     await Promise.allSettled(this.underWay());
   }
 
@@ -240,6 +245,17 @@ export class Relay {
     return this.failedPasses === 0 ? this.options.pollMs : Math.min(this.options.pollMs * 2 ** this.failedPasses, MAX_RETRY_DELAY_MS);
   }
 
+  /** One pass (see claimAndStart), counted while under way so that settled() waits for its claim. */
+  async pass(): Promise<boolean> {
+    const running = this.claimAndStart();
+    this.passesUnderWay.add(running);
+    try {
+      return await running;
+    } finally {
+      this.passesUnderWay.delete(running);
+    }
+  }
+
   /**
    * One pass: expire stale messages, then claim what is due to each webhook platform, as far as its
    * lane's free slots allow and passing over endpoints that hold their share of them (one claim for
@@ -248,7 +264,7 @@ export class Relay {
    * their messages. Returns true when a lane claimed a full batch, so the caller runs the next pass
    * at once.
    */
-  async pass(): Promise<boolean> {
+  private async claimAndStart(): Promise<boolean> {
     await this.expireStale();
     const { maxInFlight, maxInFlightPerEndpoint, batchSize, store, leaseMs, clock } = this.options;
     const limits: Partial<Record<Platform, number>> = {};
