@@ -403,8 +403,11 @@ describe.runIf(!!BASE_URL)('PostgreSQL store', () => {
 
   describe('several instances', () => {
     it('when two instances (separate pools) append hundreds of times to one endpoint, then every append survives', async () => {
-      const a = await fresh();
-      const b = await PostgresEndpointStore.open({ connectionString: db.url });
+      // 400 writers queue on one row lock: on a loaded machine the queue can outlast the default
+      // 5 s statement timeout, which is not what this test is about (every append surviving).
+      const patient = { statementTimeoutMs: 30_000 };
+      const a = await fresh(patient);
+      const b = await PostgresEndpointStore.open({ connectionString: db.url, ...patient });
       try {
         await a.endpoints.create('ep-1', hashToken('t'), initialRecord());
         const words = Array.from({ length: 400 }, (_, i) => `w${i}`);
