@@ -1,10 +1,9 @@
 import { webhookEditBody } from '../delivery/payload.ts';
 import { decideEdit, editParamsIssues } from '../domain/messageEdits.ts';
 import { messageRefOf } from '../domain/messageIds.ts';
-import { authenticate } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
-import { invalid, refinedProblem, unauthorized } from '../http/problem.ts';
+import { invalid, refinedProblem } from '../http/problem.ts';
 import { itemOf, namedMessage } from '../http/record/loggedMessage.ts';
 import { changeMessage } from '../http/record/messageChange.ts';
 import { respond } from '../http/respond.ts';
@@ -18,14 +17,19 @@ export const editMessage =
     const named = messageRefOf({ number, platform, message_id });
     if (!named.ok) throw invalid(named.issues);
     const fields = { message_content, message_attachments, message_embed };
-    // The caller is known before the values are judged (a stranger hears 401 whatever it sent), and
-    // they are judged before the message is looked up (400 before 404).
-    if (!authenticate(req, await store.endpoints.get(id), deps)) throw unauthorized();
-    const wrong = editParamsIssues(fields);
-    if (wrong.length > 0) throw invalid(wrong);
+    const judge = () => {
+      const wrong = editParamsIssues(fields);
+      if (wrong.length > 0) throw invalid(wrong);
+    };
     const context = { now: clock(), messageTtlMs, webhookEditBody };
-    const { result, number: edited } = await changeMessage(req, res, deps, id, named.ref, (acting, current, readAt, logged) =>
-      decideEdit(acting, current, readAt, logged, fields, context),
+    const { result, number: edited } = await changeMessage(
+      req,
+      res,
+      deps,
+      id,
+      named.ref,
+      (acting, current, readAt, logged) => decideEdit(acting, current, readAt, logged, fields, context),
+      judge,
     );
     if (result.kind === 'invalid') throw invalid(result.issues);
     if (result.kind === 'deleted')

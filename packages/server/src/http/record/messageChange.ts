@@ -35,12 +35,15 @@ export async function changeMessage<R extends Outcome>(
   endpointId: string,
   ref: MessageRef,
   decide: MessageDecision<R>,
+  /** Checks of the request's own values: run once the caller is known, before the message is looked up (401, then 400, then 404). */
+  judge: () => void = () => {},
 ): Promise<{ result: Exclude<R, { kind: 'stale' | 'gone' | 'forbidden' }>; actor: Actor; number: number }> {
   const { store } = deps;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const row = await store.endpoints.get(endpointId);
     const actor = authenticate(req, row, deps);
     if (!actor || !row) throw unauthorized();
+    if (attempt === 0) judge();
     const logged = await namedMessage(store, endpointId, ref);
     const result = await store.endpoints.update<R | { kind: 'gone' }>(endpointId, (current) => {
       const now = authenticate(req, current, deps);
