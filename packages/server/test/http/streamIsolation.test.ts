@@ -22,8 +22,9 @@ import { startServerProcess, type ServerProcess } from '../processes.ts';
 import { createScratchDatabase, type ScratchDatabase } from '../store/pgScratch.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
-/** Events each of the 20 replays is watched for (all 100 would be 3 GB). */
-const EVENTS_WATCHED = 5;
+/** Events each of the 20 replays is watched for (all 100 would be 3 GB): enough that the replays last
+ * dozens of /-/live polls even on a fast machine. */
+const EVENTS_WATCHED = 8;
 
 /** Writes `count` versions of the endpoint, each record's JSON exactly `bytes` long (ASCII). */
 async function writeVersions(store: EndpointStore, id: string, count: number, bytes: number): Promise<void> {
@@ -254,7 +255,7 @@ describe.each(stores)('event streams and other tenants (%s)', (name, openStore) 
       const watch = watchServer(server.url, () => sent() > 0 && !streams.every((r) => r.ids.length >= EVENTS_WATCHED));
       await sleep(50);
       // 20 x 100 x 1.5 MB is 3 GB: the replays are watched until each has sent its first
-      // EVENTS_WATCHED events (150 MB in all), not to their end.
+      // EVENTS_WATCHED events (240 MB in all), not to their end.
       streams = Array.from({ length: 20 }, () => reader(url, 0));
       const until = Date.now() + 30_000;
       while (Date.now() < until && !streams.every((r) => r.ids.length >= EVENTS_WATCHED)) await sleep(20);
