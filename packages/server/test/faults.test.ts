@@ -142,33 +142,44 @@ async function waitFor(done: () => boolean): Promise<void> {
 describe('graceful shutdown (SIGTERM)', () => {
   it('when SIGTERM arrives while a keep-alive connection has a request in flight, then it is answered with Connection: close and the process exits 0 promptly', async () => {
     const under = await sqliteStore();
-    const admin = 'admin-token-for-the-shutdown-test-0123456789';
-    const server = await startServerProcess({ ...under.env, CHATBRIDGE_ADMIN_TOKEN: admin });
+    const token = await provision(under.config, 'in-flight');
+    const server = await startServerProcess(under.env);
     const { port } = new URL(server.url);
-    const body = JSON.stringify({ id: 'created-while-draining' });
+    // The update is held in flight by another process's write lock (the server waits up to 5 s for
+    // it), so the test's own pace under load does not decide whether it is still in flight.
+    const other = new DatabaseSync(under.config.kind === 'sqlite' ? under.config.sqlitePath : '', { timeout: 5000 });
     const socket = connect(Number(port), '127.0.0.1');
     let answer = '';
     socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     socket.on('error', () => undefined);
-    // The head first (its 100 Continue says the server has it), then half the body, so the request is
-    // in flight when the signal arrives; the rest once the server says it is shutting down. The client
-    // keeps its connection open, as a pooling HTTP client does.
-    const head = `POST /admin/endpoints HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${admin}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\nExpect: 100-continue\r\n\r\n`;
-    socket.write(head);
-    await waitFor(() => answer.includes('100 Continue'));
-    await new Promise<void>((resolve) => socket.write(body.slice(0, 5), () => resolve()));
-    const signalled = Date.now();
-    server.child.kill('SIGTERM');
-    await waitFor(() => server.log().includes('shutting down'));
-    socket.write(body.slice(5));
-    const { code } = await server.exited;
-    await closed;
-    expect(answer.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '')).toMatch(/^HTTP\/1\.1 201 /);
-    expect(answer.toLowerCase()).toContain('connection: close');
-    expect(code).toBe(0);
-    expect(Date.now() - signalled).toBeLessThan(5_000); // not the 10 s deadline
-    expect(server.log()).not.toContain('shutdown took too long');
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      // Its 100 Continue says the server has the request; the client keeps its connection open, as a
+      // pooling HTTP client does.
+      socket.write(
+        `POST /update/in-flight?token=${token}&message_content=while-stopping HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: keep-alive\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      await waitFor(() => answer.includes('100 Continue'));
+      const signalled = Date.now();
+      server.child.kill('SIGTERM');
+      await waitFor(() => server.log().includes('shutting down'));
+      expect(answer.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '')).toBe(''); // still in flight
+      other.exec('ROLLBACK');
+      const { code } = await server.exited;
+      await closed;
+      expect(answer.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '')).toMatch(/^HTTP\/1\.1 200 /);
+      expect(answer.toLowerCase()).toContain('connection: close');
+      expect(answer).toContain('while-stopping');
+      expect(code).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(5_000); // not the 10 s deadline
+      expect(server.log()).not.toContain('shutdown took too long');
+    } finally {
+      if (other.isTransaction) other.exec('ROLLBACK');
+      other.close();
+      socket.destroy();
+      server.child.kill('SIGKILL');
+    }
   }, 30_000);
 
   it('when SIGTERM arrives during a webhook delivery, then the delivery finishes and is acknowledged, and the process exits 0 promptly', async () => {

@@ -100,6 +100,37 @@ describe('draining connections', () => {
     idle.destroy();
   });
 
+  it('when the rest of a request body arrives within its moment after close(), then it is answered with Connection: close and the server closes', async () => {
+    const { port, seen, close } = await start();
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+    socket.on('error', () => undefined);
+    const hungUp = new Promise<void>((r) => socket.once('close', () => r()));
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    socket.write('POST /body HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nConnection: keep-alive\r\n\r\nabc');
+    while (seen() < 1) await new Promise((r) => setImmediate(r));
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    let closed = false;
+    const closing = close().then(() => (closed = true));
+    try {
+      await vi.advanceTimersByTimeAsync(HALF_SENT_GRACE_MS - 10);
+    } finally {
+      vi.useRealTimers();
+    }
+    socket.write('defghij');
+    const outcome = await Promise.race([
+      closing.then(() => 'closed'),
+      new Promise((r) => setTimeout(() => r('still open after 3 s'), 3000)),
+    ]);
+    expect(outcome).toBe('closed');
+    expect(closed).toBe(true);
+    await hungUp;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(answer.endsWith('read')).toBe(true);
+  });
+
   it('when a request body is still arriving at close(), then it gets a moment, is dropped, and the server closes', async () => {
     const { port, seen, close } = await start();
     const socket = connect(port, '127.0.0.1');
