@@ -1158,9 +1158,14 @@ export interface components {
              */
             number?: number;
             /**
-             * @description The replied-to message's ID on each platform, as known when the reply was accepted: a bot
-             *     replies to its own platform's copy natively when its platform is listed, and shows the quote
-             *     otherwise.
+             * @description The replied-to message's ID on each platform: a bot replies to its own platform's copy natively
+             *     when its platform is listed, and shows the quote otherwise. Reads (`getEndpoint`, `markRead`,
+             *     `listMessages`, `getMessage`) and webhook deliveries name the copies as the log knows them when
+             *     they answer or send, so a copy made after the reply was accepted is named too; a platform gets
+             *     its messages in order, so its copy of the target is known by the time it gets the reply. A
+             *     stream event names them as known when the reply was accepted (`getMessage` with `number` gives
+             *     them as of now). A target since deleted, or past retention, keeps the IDs the reply was
+             *     accepted with.
              */
             ids?: components["schemas"]["MessageIds"];
         };

@@ -241,6 +241,33 @@ export function webhookBodyFor(record: EndpointRecord, platform: Platform): stri
 }
 
 /**
+ * In a queued create's body, a native reply's target number (the relay's, removed before sending).
+ * The receiving platform's copy of the target may be made after the reply was accepted (a webhook's
+ * queue is often behind), so the relay names it by the IDs the log knows when it sends. No chat
+ * webhook's payload has a member of this name.
+ */
+export const QUEUED_REPLY_TO = 'chatbridge:reply_to';
+
+/** The create body the outbox keeps for `platform`: webhookBodyFor's, and a native reply's target number. */
+export function queuedCreateBody(record: EndpointRecord, platform: Platform): string | undefined {
+  const payload = buildWebhookPayloadFor(record, platform);
+  if (isEmptyPayload(payload)) return undefined;
+  const { isReply, reply } = record.meta.message;
+  return JSON.stringify(isReply && reply.number !== undefined ? { ...payload, [QUEUED_REPLY_TO]: reply.number } : payload);
+}
+
+/** A queued create's payload to send, and its native reply's target number (bodies queued before it was kept have none). */
+export function parseQueuedCreate(body: string): { payload: WebhookCreatePayload; replyTo: number | undefined } {
+  const { [QUEUED_REPLY_TO]: replyTo, ...payload } = JSON.parse(body) as WebhookCreatePayload & { [QUEUED_REPLY_TO]?: unknown };
+  return { payload, replyTo: typeof replyTo === 'number' && Number.isSafeInteger(replyTo) && replyTo >= 1 ? replyTo : undefined };
+}
+
+/** The payload replying to the receiving platform's copy `copyId`; unchanged when that is not a message ID. */
+export function withReplyReference(payload: WebhookCreatePayload, copyId: string | undefined): WebhookCreatePayload {
+  return isMessageId(copyId) ? { ...payload, message_reference: { message_id: copyId, fail_if_not_exists: false } } : payload;
+}
+
+/**
  * The serialised edit body (`PATCH …/messages/<ID>`) for a message as it now is; undefined when it
  * would show nothing (a chat platform refuses to edit a message to empty).
  */

@@ -24,6 +24,23 @@ export interface NativeReply {
   ids: MessageIds;
 }
 
+/** The replied-to message as the log has it now. */
+export interface ReplyTarget {
+  ids: MessageIds;
+  deletedAt: number | null;
+}
+
+/**
+ * The IDs a native reply names its target by, as of now: the IDs the reply was accepted with, updated
+ * by the target's copies the log knows now. A copy made after the reply was accepted (a webhook's
+ * answer, a bot's report, both come in each platform's order) is named too, and a newer report
+ * replaces an older ID. A target gone from the log, or deleted since, leaves them as accepted.
+ */
+export function currentReplyIds(accepted: MessageIds | undefined, target: ReplyTarget | undefined): MessageIds {
+  if (!target || target.deletedAt !== null) return { ...accepted };
+  return { ...accepted, ...target.ids };
+}
+
 /**
  * Why `message_id` / `message_reply_to` cannot go with this update: both name copies on the sender's
  * platform of a new message, so they need `trigger=true` and `sender`.

@@ -3,7 +3,7 @@ import { messageRefOf } from '../domain/messageIds.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { invalid } from '../http/problem.ts';
-import { itemOf, namedMessage } from '../http/record/loggedMessage.ts';
+import { currentItem, namedMessage } from '../http/record/loggedMessage.ts';
 import { changeMessage } from '../http/record/messageChange.ts';
 import { respond } from '../http/respond.ts';
 
@@ -19,5 +19,5 @@ export const deleteMessage =
       decideDelete(acting, current, readAt, logged, context),
     );
     if (result.changed) onDeliveriesQueued();
-    respond(res, 'deleteMessage').json(200, itemOf(await namedMessage(store, id, { number })));
+    respond(res, 'deleteMessage').json(200, await currentItem(store, id, await namedMessage(store, id, { number })));
   };

@@ -4,7 +4,7 @@ import { messageRefOf } from '../domain/messageIds.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { invalid, refinedProblem } from '../http/problem.ts';
-import { itemOf, namedMessage } from '../http/record/loggedMessage.ts';
+import { currentItem, namedMessage } from '../http/record/loggedMessage.ts';
 import { changeMessage } from '../http/record/messageChange.ts';
 import { respond } from '../http/respond.ts';
 
@@ -41,5 +41,5 @@ export const editMessage =
       );
     }
     onDeliveriesQueued();
-    respond(res, 'editMessage').json(200, itemOf(await namedMessage(store, id, { number: edited })));
+    respond(res, 'editMessage').json(200, await currentItem(store, id, await namedMessage(store, id, { number: edited })));
   };

@@ -3,7 +3,7 @@ import { authenticate } from '../http/auth/authenticate.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { invalid, unauthorized } from '../http/problem.ts';
-import { itemOf, namedMessage } from '../http/record/loggedMessage.ts';
+import { currentItem, namedMessage } from '../http/record/loggedMessage.ts';
 import { respond } from '../http/respond.ts';
 
 export const getMessage =
@@ -14,5 +14,5 @@ export const getMessage =
     if (!authenticate(req, found, { bots, adminTokenHash }) || !found) throw unauthorized();
     const named = messageRefOf(queryOf(req, 'getMessage'));
     if (!named.ok) throw invalid(named.issues);
-    respond(res, 'getMessage').json(200, itemOf(await namedMessage(store, id, named.ref)));
+    respond(res, 'getMessage').json(200, await currentItem(store, id, await namedMessage(store, id, named.ref)));
   };

@@ -4,7 +4,7 @@ import type { AppDeps } from '../http/deps.ts';
 import { type Handler, pathParam, queryOf } from '../http/operations.ts';
 import { respond } from '../http/respond.ts';
 import { forbidden, unauthorized } from '../http/problem.ts';
-import { itemOf } from '../http/record/loggedMessage.ts';
+import { currentItems } from '../http/record/loggedMessage.ts';
 
 /** Messages per page at most (the spec's maxItems), and when no limit is given. */
 export const MESSAGE_PAGE = { max: 500, default: 100 } as const;
@@ -23,7 +23,7 @@ export const listMessages =
     const messages = await store.messages.list(id, after, Math.min(limit, MESSAGE_PAGE.max) + 1, platform);
     const listed = messages.slice(0, limit);
     respond(res, 'listMessages').json(200, {
-      messages: listed.map((m) => itemOf(m, platform)),
+      messages: await currentItems(store, id, listed, platform),
       more: messages.length > listed.length,
       newest: found.state.seq,
     });

@@ -1,4 +1,4 @@
-import { webhookBodyFor } from '../delivery/payload.ts';
+import { queuedCreateBody } from '../delivery/payload.ts';
 import type { Forbidden } from '../domain/botRights.ts';
 import { decideUpdateAs, type UpdateResult } from '../domain/updateDecision.ts';
 import { type Actor, actingPlatform, authenticate, type Unauthenticated } from '../http/auth/authenticate.ts';
@@ -33,7 +33,7 @@ export const updateEndpoint =
     const context = {
       allowPrivateWebhooks,
       messageTtlMs,
-      webhookBody: webhookBodyFor,
+      webhookBody: queuedCreateBody,
       now: clock(),
       queueLimits: messageQueueLimits,
       reply,

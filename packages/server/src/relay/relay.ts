@@ -10,9 +10,11 @@
 // instance): its further deliveries wait in the outbox until one of its attempts ends, so other
 // endpoints wait for a slot only once the webhooks of 128 endpoints or more hang at once.
 import { nextAttemptDelay } from '../delivery/backoff.ts';
+import { parseQueuedCreate, withReplyReference } from '../delivery/payload.ts';
 import { redactWebhookUrl } from '../delivery/send.ts';
 import type { DeliveryCall, SendOutcome, WebhookSender } from '../delivery/send.ts';
 import { expireMessages, isExpired, markRead, stillUnread } from '../domain/lifecycle.ts';
+import { currentReplyIds } from '../domain/messageIds.ts';
 import { type Platform, WEBHOOK_PLATFORMS } from '../domain/record.ts';
 import type { Logger } from '../logger.ts';
 import type { Delivery, EndpointStore } from '../store/port.ts';
@@ -319,12 +321,21 @@ export class Relay {
   }
 
   /**
-   * The webhook call of a delivery: a create posts the message as accepted; an edit or delete names
-   * the copy by the ID the webhook answered its create with (undefined when no ID is known: the copy
-   * was never made, or the webhook did not say which it made, so there is nothing to change).
+   * The webhook call of a delivery: a create posts the message as accepted, a native reply naming the
+   * webhook's copy of its target as the log knows it now (its create went before, in the same queue);
+   * an edit or delete names the copy by the ID the webhook answered its create with (undefined when no
+   * ID is known: the copy was never made, or the webhook did not say which it made, so there is
+   * nothing to change).
    */
   private async callOf(d: Delivery): Promise<DeliveryCall | undefined> {
-    if (d.kind === 'create') return { kind: 'create', payload: JSON.parse(d.payload) };
+    if (d.kind === 'create') {
+      const { payload, replyTo } = parseQueuedCreate(d.payload);
+      if (replyTo === undefined) return { kind: 'create', payload };
+      const target = await this.options.store.messages.get(d.endpointId, replyTo);
+      const accepted = payload.message_reference?.message_id;
+      const ids = currentReplyIds(accepted === undefined ? {} : { [d.platform]: accepted }, target);
+      return { kind: 'create', payload: withReplyReference(payload, ids[d.platform]) };
+    }
     const messageId = (await this.options.store.messages.get(d.endpointId, d.seq))?.ids[d.platform];
     if (messageId === undefined) return undefined;
     return d.kind === 'edit' ? { kind: 'edit', messageId, payload: JSON.parse(d.payload) } : { kind: 'delete', messageId };

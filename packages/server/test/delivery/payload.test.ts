@@ -5,10 +5,14 @@ import {
   buildWebhookPayloadFor,
   isEmptyPayload,
   PAYLOAD_LIMITS,
+  parseQueuedCreate,
+  QUEUED_REPLY_TO,
+  queuedCreateBody,
   truncate,
   webhookBody,
   webhookBodyFor,
   webhookEditBody,
+  withReplyReference,
 } from '../../src/delivery/payload.ts';
 
 type MessageInput = Partial<Omit<EndpointRecord['meta']['message'], 'author' | 'reply' | 'embed'>> & {
@@ -323,6 +327,32 @@ describe('webhookBodyFor: native replies', () => {
   it('when a reply has nothing to show, then there is no body, reference or not', () => {
     const record = nativeReply({ reply: { author: null, message: null } }, { chat_a: 'a-1' });
     expect(webhookBodyFor(record, 'chat_a')).toBeUndefined();
+  });
+});
+
+describe('queued creates: a native reply names the copy its webhook has when it is sent', () => {
+  it("when a native reply is queued, then its body keeps the target's number, and parsing it gives back the payload to send", () => {
+    const record = nativeReply({ content: 'Agreed!' }, { chat_c: 'c-1' }, 7);
+    const queued = queuedCreateBody(record, 'chat_a')!;
+    expect(JSON.parse(queued)[QUEUED_REPLY_TO]).toBe(7);
+    const { payload, replyTo } = parseQueuedCreate(queued);
+    expect(replyTo).toBe(7);
+    expect(payload).toEqual(JSON.parse(webhookBodyFor(record, 'chat_a')!));
+    expect(withReplyReference(payload, 'a-9').message_reference).toEqual({ message_id: 'a-9', fail_if_not_exists: false });
+  });
+
+  it('when a message is no native reply, or a body was queued without a number, then nothing is resolved', () => {
+    const plain = recordWith({ content: 'hi' });
+    expect(queuedCreateBody(plain, 'chat_a')).toBe(webhookBodyFor(plain, 'chat_a'));
+    expect(parseQueuedCreate(webhookBodyFor(plain, 'chat_a')!).replyTo).toBeUndefined();
+    for (const bad of [0, -1, 1.5, '3', null])
+      expect(parseQueuedCreate(JSON.stringify({ content: 'x', [QUEUED_REPLY_TO]: bad })).replyTo).toBeUndefined();
+  });
+
+  it('when the copy named is not a message ID, then the payload keeps the reference it was queued with', () => {
+    const payload = parseQueuedCreate(queuedCreateBody(nativeReply({ content: 'x' }, { chat_a: 'a-1' }), 'chat_a')!).payload;
+    for (const id of [undefined, '', 'a b']) expect(withReplyReference(payload, id)).toEqual(payload);
+    expect(payload.message_reference?.message_id).toBe('a-1');
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { afterUpdate, type Row } from '../../src/domain/lifecycle.ts';
 import { decideDelete, decideEdit, EDIT_LIMIT, type LoggedCopy } from '../../src/domain/messageEdits.ts';
-import { messageRefOf, newMessageIdIssues } from '../../src/domain/messageIds.ts';
+import { currentReplyIds, messageRefOf, newMessageIdIssues } from '../../src/domain/messageIds.ts';
 import { initialRecord, type Message } from '../../src/domain/record.ts';
 import { applyUpdate, type UpdateParams } from '../../src/domain/update.ts';
 
@@ -110,5 +110,21 @@ describe('naming messages and their IDs', () => {
     expect(newMessageIdIssues({ message_id: 'c-1', trigger: true, sender: 'chat_c' })).toEqual([]);
     expect(newMessageIdIssues({ message_id: 'c-1', sender: 'chat_c' }).map((i) => i.parameter)).toEqual(['message_id']);
     expect(newMessageIdIssues({ message_reply_to: 'c-1', trigger: true }).map((i) => i.parameter)).toEqual(['message_reply_to']);
+  });
+});
+
+describe("a native reply's target, as the log knows it now", () => {
+  it('when copies of the target were made or reported after the reply was accepted, then the reply names them, the newest report first', () => {
+    expect(currentReplyIds({ chat_c: 'c-1', chat_a: 'a-old' }, { ids: { chat_a: 'a-1', chat_d: 'd-1' }, deletedAt: null })).toEqual({
+      chat_a: 'a-1',
+      chat_c: 'c-1',
+      chat_d: 'd-1',
+    });
+  });
+
+  it('when the target is past retention or was deleted, then the reply keeps the IDs it was accepted with', () => {
+    expect(currentReplyIds({ chat_c: 'c-1' }, undefined)).toEqual({ chat_c: 'c-1' });
+    expect(currentReplyIds({ chat_c: 'c-1' }, { ids: { chat_a: 'a-1' }, deletedAt: 5 })).toEqual({ chat_c: 'c-1' });
+    expect(currentReplyIds(undefined, undefined)).toEqual({});
   });
 });

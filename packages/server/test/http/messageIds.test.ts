@@ -373,4 +373,64 @@ describe.each(backends)('message IDs across platforms (%s)', (kind, makeBackend)
     const log = await call(server, 'GET', `/messages/${id}`, { token }, '');
     expect(log.body.messages.map((m: { deleted: boolean }) => m.deleted)).toEqual([false, false, true]);
   });
+
+  it('when a reply is sent before its target reached the other platforms, then each still gets it as a reply to its own copy', async () => {
+    backend ??= await makeBackend();
+    hook ??= await startChatWebhook();
+    const server = await start();
+    const admin = createChatbridgeClient({ baseUrl: server.url, adminToken: server.adminToken });
+    const dKey = (await admin.createBot(`early-d-${kind}`, 'chat_d')).key;
+    const id = `early-${kind}`;
+    const token = await server.provision(id);
+    const setup = {
+      token,
+      channel_chat_a: 'a-early-0001',
+      channel_chat_c: 'c-early-0001',
+      channel_chat_d: 'd-early-0001',
+      webhook_chat_a: hook.url,
+      selfuse: true,
+    };
+    expect((await call(server, 'POST', `/update/${id}`, setup, '')).status).toBe(200);
+    const before = hook.calls.length;
+    const send = (query: Record<string, string>) =>
+      call(server, 'POST', `/update/${id}`, { token, sender: 'chat_c', sender_channel: 'c-early-0001', trigger: true, ...query }, '');
+
+    // The webhook is behind and chat_d's bot has not polled yet: when the reply is accepted, only
+    // chat_c's copy of its target has an ID.
+    hook.holdCreates = true;
+    expect((await send({ message_content: 'question', message_id: 'c-1' })).status).toBe(200);
+    const reply = await send({ message_content: 'answer', message_id: 'c-2', message_reply_to: 'c-1' });
+    expect(reply.status).toBe(200);
+    expect(reply.body.meta.message.reply).toEqual({ author: null, message: null, number: 1, ids: { chat_c: 'c-1' } });
+
+    // chat_d's polling loop relays the question, reports d-1, and is shown the answer replying to d-1.
+    const first = await call(server, 'GET', `/${id}`, {}, dKey);
+    expect(first.body.meta.message.content).toBe('question');
+    expect((await call(server, 'POST', `/read/${id}`, { message_number: first.number!, message_id: 'd-1' }, dKey)).status).toBe(200);
+    const second = await call(server, 'GET', `/${id}`, {}, dKey);
+    expect(second.body.meta.message).toMatchObject({
+      content: 'answer',
+      isReply: true,
+      reply: { number: 1, ids: { chat_c: 'c-1', chat_d: 'd-1' } },
+    });
+    const listed = await call(server, 'GET', `/messages/${id}`, { platform: 'chat_d' }, dKey);
+    expect(listed.body.messages.map((m: { message: { reply: unknown } }) => m.message.reply)).toEqual([
+      { author: null, message: null, number: 1, ids: { chat_c: 'c-1', chat_d: 'd-1' } },
+    ]);
+
+    // The webhook's queue goes on: the answer's create replies to the copy the question's create made.
+    hook.release();
+    await settles(async () => expect(hook.calls.slice(before).filter((c) => c.method === 'POST')).toHaveLength(2));
+    const made = (await call(server, 'GET', `/messages/${id}/find`, { number: 1 }, dKey)).body.ids.chat_a as string;
+    expect(made).toMatch(/^a-\d+$/);
+    const [question, answer] = hook.calls.slice(before).filter((c) => c.method === 'POST');
+    expect(question!.body).not.toHaveProperty('message_reference');
+    expect(answer!.body).toMatchObject({
+      content: expect.stringContaining('answer'),
+      message_reference: { message_id: made, fail_if_not_exists: false },
+    });
+    expect(answer!.body).not.toHaveProperty('chatbridge:reply_to');
+    const found = await call(server, 'GET', `/messages/${id}/find`, { platform: 'chat_c', message_id: 'c-2' }, dKey);
+    expect(found.body.message.reply.ids).toEqual({ chat_a: made, chat_c: 'c-1', chat_d: 'd-1' });
+  });
 });

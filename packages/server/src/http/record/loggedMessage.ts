@@ -7,6 +7,7 @@ import { type Message, PLATFORMS, type Platform } from '../../domain/record.ts';
 import type { LoggedMessage } from '../../store/messageLog.ts';
 import type { EndpointStore } from '../../store/port.ts';
 import { refinedProblem } from '../problem.ts';
+import { withReplyTarget } from './replyIds.ts';
 
 export type MessageItem = components['schemas']['LoggedMessage'];
 
@@ -26,6 +27,30 @@ export const itemOf = (m: LoggedMessage, platform?: Platform): MessageItem => ({
   edited_at: iso(m.editedAt),
   deleted: m.deletedAt !== null,
 });
+
+/**
+ * The items of `messages` (of one endpoint), each native reply naming its target's copies as the log
+ * knows them now: a target listed beside it is taken from the list, the others are read, each once.
+ */
+export async function currentItems(
+  store: EndpointStore,
+  endpointId: string,
+  messages: readonly LoggedMessage[],
+  platform?: Platform,
+): Promise<MessageItem[]> {
+  const listed = new Map(messages.map((m) => [m.number, m]));
+  const wanted = new Set(messages.flatMap((m) => (m.replyTo !== null && !listed.has(m.replyTo) ? [m.replyTo] : [])));
+  const read = await Promise.all([...wanted].map((n) => store.messages.get(endpointId, n)));
+  const targets = new Map([...listed, ...read.flatMap((m) => (m ? [[m.number, m] as const] : []))]);
+  return messages.map((m) => {
+    const item = itemOf(m, platform);
+    return m.replyTo === null ? item : { ...item, message: withReplyTarget(item.message, targets.get(m.replyTo)) };
+  });
+}
+
+/** One message's item, as currentItems gives it. */
+export const currentItem = async (store: EndpointStore, endpointId: string, message: LoggedMessage): Promise<MessageItem> =>
+  (await currentItems(store, endpointId, [message]))[0]!;
 
 /** The message `ref` names, or a 404 problem when the log does not keep it. */
 export async function namedMessage(store: EndpointStore, endpointId: string, ref: MessageRef): Promise<LoggedMessage> {
