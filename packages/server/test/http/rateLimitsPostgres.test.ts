@@ -25,9 +25,18 @@ describe.runIf(!!DATABASE_URL)('rate limits across instances (PostgreSQL)', () =
 
   // The budget test runs first: the failed-authentication test blocks this address afterwards.
   it('when one endpoint is called through both instances, then they share its budget', async () => {
-    const token = await a.provision('shared-2');
-    const statuses: number[] = [];
-    for (let i = 0; i < 8; i++) statuses.push((await fetch(`${(i % 2 ? a : b).url}/shared-2?token=${token}`)).status);
+    // The budget is per second from an endpoint's first request: the eight must all fall in that
+    // second, which a loaded machine may miss, so a round that took longer is tried again on a fresh
+    // endpoint (up to three rounds).
+    let statuses: number[] = [];
+    for (let round = 1; round <= 3; round++) {
+      const id = `shared-2-${round}`;
+      const token = await a.provision(id);
+      const started = performance.now();
+      statuses = [];
+      for (let i = 0; i < 8; i++) statuses.push((await fetch(`${(i % 2 ? a : b).url}/${id}?token=${token}`)).status);
+      if (performance.now() - started < 800) break;
+    }
     // 3 per second plus a burst of 3: requests 7 and 8 of the same second are refused, whichever instance.
     expect(statuses.filter((s) => s === 200)).toHaveLength(6);
     expect(statuses.slice(6)).toEqual([429, 429]);
