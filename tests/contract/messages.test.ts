@@ -7,51 +7,10 @@
 //   edit and delete events naming every platform's ID; native replies).
 // Every answer, of either target, is checked against the spec: status, media type, body and headers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChatbridgeError, createChatbridgeClient, type EndpointEvent, type LoggedMessage, type MessageLogEvent } from '@chatbridge/client';
-import { capture, type CapturedResponse, eventData, headerViolations, violations } from './spec.ts';
+import { createChatbridgeClient, type EndpointEvent, type LoggedMessage, type MessageLogEvent } from '@chatbridge/client';
+import { type Exchange, failure, operationOf, recording } from './exchanges.ts';
+import { capture, eventData, headerViolations, violations } from './spec.ts';
 import { MOCK_TOKEN, type ServerTarget, startMockTarget, startServerTarget, type Target } from './targets.ts';
-
-interface Exchange extends CapturedResponse {
-  method: string;
-  path: string;
-}
-
-/** The operation a request of this file addresses, from its method and path. */
-function operationOf({ method, path }: Pick<Exchange, 'method' | 'path'>): string {
-  if (path.startsWith('/messages/')) {
-    if (path.endsWith('/find')) return 'getMessage';
-    if (path.endsWith('/edit')) return 'editMessage';
-    if (path.endsWith('/delete')) return 'deleteMessage';
-    return 'listMessages';
-  }
-  if (path.startsWith('/read/')) return 'markRead';
-  if (path.startsWith('/update/')) return 'updateEndpoint';
-  if (path.startsWith('/events/')) return 'streamEndpointEvents';
-  if (path === '/admin/bots') return method === 'POST' ? 'createBot' : 'listBots';
-  return 'getEndpoint';
-}
-
-/** A fetch that records every answer (a clone is read; the client reads the original). Streams are left alone. */
-function recording(exchanges: Exchange[]) {
-  return async (request: Request): Promise<Response> => {
-    const response = await fetch(request);
-    const path = new URL(request.url).pathname;
-    if (!response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      exchanges.push({ method: request.method, path, ...(await capture(response.clone())) });
-    }
-    return response;
-  };
-}
-
-async function failure(call: Promise<unknown>): Promise<ChatbridgeError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ChatbridgeError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to be answered with an error status');
-}
 
 /** Every answer of `exchanges` as the spec declares it: no body, media type or header off the spec. */
 function offSpec(exchanges: Exchange[]): string[] {

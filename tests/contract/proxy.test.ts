@@ -6,7 +6,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChatbridgeError, createChatbridgeClient, type EndpointRecord, REDACTED_WEBHOOK } from '@chatbridge/client';
+import { createChatbridgeClient, type EndpointRecord, REDACTED_WEBHOOK } from '@chatbridge/client';
+import { type Exchange, failure, operationOf, recording } from './exchanges.ts';
 import { capture, type CapturedResponse, headerViolations, violations } from './spec.ts';
 import { ENDPOINT_ID, MOCK_TOKEN, type PrismProcess, type ServerTarget, startPrismProxy, startServerTarget } from './targets.ts';
 
@@ -20,40 +21,6 @@ function prismReport(response: CapturedResponse): string | undefined {
     return `${response.status} ${body.type}: ${JSON.stringify(body.validation ?? body.detail)}`;
   }
   return header ? `sl-violations: ${header}` : undefined;
-}
-
-interface Exchange extends CapturedResponse {
-  method: string;
-  path: string;
-}
-
-/** The operation a request through the proxy addresses, from its method and path. */
-function operationOf({ method, path }: Exchange): string {
-  if (path === '/-/live') return 'getLiveness';
-  if (path === '/-/ready') return 'getReadiness';
-  if (path === '/admin/endpoints') return method === 'POST' ? 'createEndpoint' : 'listEndpoints';
-  if (path.startsWith('/admin/endpoints/')) return path.endsWith('/token') ? 'rotateEndpointToken' : 'deleteEndpoint';
-  if (path === '/admin/bots') return method === 'POST' ? 'createBot' : 'listBots';
-  if (path.startsWith('/admin/bots/')) return path.endsWith('/key') ? 'rotateBotKey' : 'deleteBot';
-  if (path.startsWith('/read/')) return 'markRead';
-  if (path === '/lookup') return 'lookupEndpoints';
-  if (path.startsWith('/messages/')) {
-    if (path.endsWith('/find')) return 'getMessage';
-    if (path.endsWith('/edit')) return 'editMessage';
-    return path.endsWith('/delete') ? 'deleteMessage' : 'listMessages';
-  }
-  if (path.startsWith('/remove/')) return 'removeFromEndpoint';
-  return path.startsWith('/update/') ? 'updateEndpoint' : 'getEndpoint';
-}
-
-async function failure(call: Promise<unknown>): Promise<ChatbridgeError> {
-  try {
-    await call;
-  } catch (error) {
-    if (error instanceof ChatbridgeError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to be answered with an error status');
 }
 
 describe('prism proxy --errors in front of the real server', () => {
@@ -76,11 +43,7 @@ describe('prism proxy --errors in front of the real server', () => {
     createChatbridgeClient({
       baseUrl: proxy!.url,
       adminToken: server!.adminToken,
-      fetch: async (request) => {
-        const response = await fetch(request);
-        exchanges.push({ method: request.method, path: new URL(request.url).pathname, ...(await capture(response.clone())) });
-        return response;
-      },
+      fetch: recording(exchanges),
     });
 
   const ID = '912345678901234567';
@@ -272,11 +235,7 @@ describe('prism proxy --errors in front of the real server', () => {
       createChatbridgeClient({
         baseUrl: proxy!.url,
         botKey: bot.key,
-        fetch: async (request) => {
-          const response = await fetch(request);
-          exchanges.push({ method: request.method, path: new URL(request.url).pathname, ...(await capture(response.clone())) });
-          return response;
-        },
+        fetch: recording(exchanges),
       });
     // chat_b takes part here: the key acts, and sees chat_a's webhook URLs only as the redaction marker.
     const seen = {
