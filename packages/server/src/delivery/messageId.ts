@@ -17,8 +17,6 @@
 
 import { isMessageId } from '../domain/messageIds.ts';
 
-export { isMessageId };
-
 const DIGITS = /^\d+$/;
 
 /** A JSON number as the parser saw it: its source text, so no digit is lost to a double. */

@@ -60,7 +60,7 @@ import type { components, webhooks } from '@chatbridge/api';
 import type { Embed, EndpointRecord, Message, Platform } from '../domain/record.ts';
 import { EMBED_NONE } from '../domain/record.ts';
 import { isHttpUrl } from '../domain/urls.ts';
-import { isMessageId } from './messageId.ts';
+import { isMessageId, nativeReplyTarget } from '../domain/messageIds.ts';
 
 /**
  * The request body a webhook receives, as the spec's `webhooks.messagePending` declares it (generated
@@ -200,7 +200,7 @@ export function buildWebhookPayload(record: EndpointRecord): WebhookPayload {
  * The receiving platform's ID of the message this one natively replies to, when the record holds it
  * and it is usable; else undefined.
  */
-export function replyTargetOn(message: Message, platform: Platform): string | undefined {
+function replyTargetOn(message: Message, platform: Platform): string | undefined {
   if (!message.isReply) return undefined;
   const id = message.reply.ids?.[platform];
   return isMessageId(id) ? id : undefined;
@@ -252,8 +252,8 @@ export const QUEUED_REPLY_TO = 'chatbridge:reply_to';
 export function queuedCreateBody(record: EndpointRecord, platform: Platform): string | undefined {
   const payload = buildWebhookPayloadFor(record, platform);
   if (isEmptyPayload(payload)) return undefined;
-  const { isReply, reply } = record.meta.message;
-  return JSON.stringify(isReply && reply.number !== undefined ? { ...payload, [QUEUED_REPLY_TO]: reply.number } : payload);
+  const target = nativeReplyTarget(record.meta.message);
+  return JSON.stringify(target === undefined ? payload : { ...payload, [QUEUED_REPLY_TO]: target });
 }
 
 /** A queued create's payload to send, and its native reply's target number (bodies queued before it was kept have none). */

@@ -48,7 +48,8 @@
 //   kind, or a sender already closed).
 import { Agent, type Dispatcher, request } from 'undici';
 import { checkLiteralHost, createGuardedLookup, FORBIDDEN_ADDRESS, type Resolver } from './addresses.ts';
-import { isMessageId, messageIdFromAnswer } from './messageId.ts';
+import { isMessageId } from '../domain/messageIds.ts';
+import { messageIdFromAnswer } from './messageId.ts';
 import type { WebhookPayload } from './payload.ts';
 
 export type SendOutcome =

@@ -5,7 +5,7 @@
 // message, and a reply or an edit made on one platform reaches the copies on the others.
 import type { Issue } from './issues.ts';
 import { queryIssue } from './issues.ts';
-import type { Platform } from './record.ts';
+import type { Message, Platform } from './record.ts';
 
 /** Per platform, the ID of the message's copy there (a platform without a known copy is absent). */
 export type MessageIds = Partial<Record<Platform, string>>;
@@ -23,6 +23,10 @@ export interface NativeReply {
   number: number;
   ids: MessageIds;
 }
+
+/** The number of the message `message` natively replies to; undefined for any other message. */
+export const nativeReplyTarget = (message: Pick<Message, 'isReply' | 'reply'>): number | undefined =>
+  message.isReply ? message.reply.number : undefined;
 
 /** The replied-to message as the log has it now. */
 export interface ReplyTarget {

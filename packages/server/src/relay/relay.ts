@@ -331,10 +331,9 @@ export class Relay {
     if (d.kind === 'create') {
       const { payload, replyTo } = parseQueuedCreate(d.payload);
       if (replyTo === undefined) return { kind: 'create', payload };
+      // Without a copy known now, the reference it was queued with (if any) stays.
       const target = await this.options.store.messages.get(d.endpointId, replyTo);
-      const accepted = payload.message_reference?.message_id;
-      const ids = currentReplyIds(accepted === undefined ? {} : { [d.platform]: accepted }, target);
-      return { kind: 'create', payload: withReplyReference(payload, ids[d.platform]) };
+      return { kind: 'create', payload: withReplyReference(payload, currentReplyIds({}, target)[d.platform]) };
     }
     const messageId = (await this.options.store.messages.get(d.endpointId, d.seq))?.ids[d.platform];
     if (messageId === undefined) return undefined;

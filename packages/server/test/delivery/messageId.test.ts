@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isMessageId, messageIdFromAnswer } from '../../src/delivery/messageId.ts';
+import { messageIdFromAnswer } from '../../src/delivery/messageId.ts';
+import { isMessageId } from '../../src/domain/messageIds.ts';
 
 describe('isMessageId', () => {
   it('when a value is 1-100 printable ASCII characters without spaces, then it is a message ID; otherwise not', () => {
