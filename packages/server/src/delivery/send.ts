@@ -18,7 +18,6 @@
 //     edit → PATCH `<webhook URL's path>/messages/<ID>` (percent-encoded; the webhook URL's query, such as
 //           a thread, kept after it), the payload as JSON;
 //     delete → DELETE on that same URL, no body.
-//   `send` is the create without `wait=true` and without reading the answer, for callers that need no ID.
 //   An ID that is not 1-100 printable ASCII characters, or that is "." or "..", is refused ('rejected')
 //   before connecting: those two are dot segments in a path (`…/messages/..` is the webhook itself, and
 //   a DELETE there would remove the webhook).
@@ -43,14 +42,13 @@
 // - Secrets: a webhook URL's path and query are credentials. No `reason`, thrown error or log line
 //   produced here contains the URL; reasons are built from status codes and error codes only (a
 //   reason may name the host). Use `redactWebhookUrl` to mention a URL in logs.
-// - `send` and `deliver` resolve with an outcome for every delivery problem; they throw only for
+// - `deliver` resolves with an outcome for every delivery problem; it throws only for
 //   programmer errors (an idempotency key that is not 1–255 visible ASCII characters, an unknown call
 //   kind, or a sender already closed).
 import { Agent, type Dispatcher, request } from 'undici';
 import { checkLiteralHost, createGuardedLookup, FORBIDDEN_ADDRESS, type Resolver } from './addresses.ts';
 import { isMessageId } from '../domain/messageIds.ts';
 import { messageIdFromAnswer } from './messageId.ts';
-import type { WebhookPayload } from './payload.ts';
 
 export type SendOutcome =
   /**
@@ -89,13 +87,9 @@ export type DeliveryCall =
 
 export interface WebhookSender {
   /**
-   * POSTs the payload to the URL as it is; the answer's body is not read. `stop` ends the attempt early
-   * (shutdown); it then counts as a retry.
-   */
-  send(url: string, payload: WebhookPayload, idempotencyKey: string, stop?: AbortSignal): Promise<SendOutcome>;
-  /**
    * Makes `call` at the webhook (see the decisions at the top of this file); a create's `delivered`
-   * outcome carries the created message's ID when the answer names one. `stop` as for `send`.
+   * outcome carries the created message's ID when the answer names one. `stop` ends the attempt early
+   * (shutdown); it then counts as a retry.
    */
   deliver(url: string, call: DeliveryCall, idempotencyKey: string, stop?: AbortSignal): Promise<SendOutcome>;
   /** The longest one attempt can take (connect plus answer): a claimed delivery's lease must outlast it. */
@@ -345,13 +339,6 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     return outcome;
   }
 
-  async function send(url: string, payload: WebhookPayload, idempotencyKey: string, stop?: AbortSignal): Promise<SendOutcome> {
-    const checked = prepare(url, idempotencyKey);
-    if (!checked.ok) return { kind: 'rejected', reason: checked.reason };
-    const call: Exchange = { method: 'POST', target: checked.url, body: JSON.stringify(payload), readsId: false, goneIsDone: false };
-    return exchange(call, idempotencyKey, stop);
-  }
-
   async function deliver(url: string, call: DeliveryCall, idempotencyKey: string, stop?: AbortSignal): Promise<SendOutcome> {
     const kind = (call as { kind?: unknown } | null)?.kind;
     if (kind !== 'create' && kind !== 'edit' && kind !== 'delete') throw new TypeError('call.kind must be create, edit or delete');
@@ -377,7 +364,6 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
   }
 
   return {
-    send,
     deliver,
     attemptDeadlineMs: connectTimeoutMs + requestTimeoutMs,
     async close() {

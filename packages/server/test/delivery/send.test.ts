@@ -16,6 +16,9 @@ const payload: WebhookPayload = {
   allowed_mentions: { parse: [] },
 };
 
+/** A create, as the relay asks for it (HOOK_PATH has its `wait=true` already). */
+const create = { kind: 'create', payload } as const;
+
 function expectNoSecret(outcome: SendOutcome) {
   const text = JSON.stringify(outcome);
   expect(text).not.toContain(SECRET);
@@ -25,7 +28,7 @@ function expectNoSecret(outcome: SendOutcome) {
 describe('webhook sender: answers from the receiver', () => {
   it('when the receiver answers 204, then delivered, with the exact JSON body and headers received', async () => {
     const r = await receiver(respond(204));
-    const outcome = await sender({ userAgent: 'chatbridge-test/1' }).send(r.url(HOOK_PATH), payload, 'ep-1:7:chat_a');
+    const outcome = await sender({ userAgent: 'chatbridge-test/1' }).deliver(r.url(HOOK_PATH), create, 'ep-1:7:chat_a');
     expect(outcome).toEqual({ kind: 'delivered', status: 204 });
     expect(r.requests).toHaveLength(1);
     const [got] = r.requests;
@@ -39,27 +42,27 @@ describe('webhook sender: answers from the receiver', () => {
   });
 
   it('when the receiver answers 200 with a body, then delivered and the connection is reused for the next send', async () => {
-    const r = await receiver(respond(200, { 'content-type': 'application/json' }, JSON.stringify({ id: '1', junk: 'x'.repeat(10_000) })));
+    const r = await receiver(respond(200, { 'content-type': 'application/json' }, JSON.stringify({ junk: 'x'.repeat(10_000) })));
     const s = sender();
-    expect(await s.send(r.url(HOOK_PATH), payload, 'k1')).toEqual({ kind: 'delivered', status: 200 });
+    expect(await s.deliver(r.url(HOOK_PATH), create, 'k1')).toEqual({ kind: 'delivered', status: 200 });
     // undici returns the socket to the pool a tick after the body is consumed; back-to-back sends
     // would open a second connection (the pool is unbounded), not fail.
     await new Promise((resolve) => setImmediate(resolve));
-    expect(await s.send(r.url(HOOK_PATH), payload, 'k2')).toEqual({ kind: 'delivered', status: 200 });
+    expect(await s.deliver(r.url(HOOK_PATH), create, 'k2')).toEqual({ kind: 'delivered', status: 200 });
     expect(r.requests.map((q) => q.headers['idempotency-key'])).toEqual(['k1', 'k2']);
     expect(r.connections).toBe(1);
   });
 
   it('when the receiver answers 500, then retry with the status', async () => {
     const r = await receiver(respond(500, {}, 'boom'));
-    const outcome = await sender().send(r.url(HOOK_PATH), payload, 'k');
+    const outcome = await sender().deliver(r.url(HOOK_PATH), create, 'k');
     expect(outcome).toEqual({ kind: 'retry', status: 500, reason: 'HTTP 500' });
     expectNoSecret(outcome);
   });
 
   it('when the receiver answers 429 with Retry-After: 2, then retry with retryAfterMs 2000', async () => {
     const r = await receiver(respond(429, { 'retry-after': '2', 'content-type': 'application/json' }, '{"retry_after":1.7}'));
-    expect(await sender().send(r.url(HOOK_PATH), payload, 'k')).toEqual({
+    expect(await sender().deliver(r.url(HOOK_PATH), create, 'k')).toEqual({
       kind: 'retry',
       status: 429,
       retryAfterMs: 2000,
@@ -70,28 +73,28 @@ describe('webhook sender: answers from the receiver', () => {
   it('when the receiver answers 503 with an HTTP-date Retry-After, then retryAfterMs counts from the clock', async () => {
     const now = Date.parse('2030-01-01T00:00:00Z');
     const r = await receiver(respond(503, { 'retry-after': 'Tue, 01 Jan 2030 00:00:30 GMT' }));
-    const outcome = await sender({ now: () => now }).send(r.url(HOOK_PATH), payload, 'k');
+    const outcome = await sender({ now: () => now }).deliver(r.url(HOOK_PATH), create, 'k');
     expect(outcome).toEqual({ kind: 'retry', status: 503, retryAfterMs: 30_000, reason: 'HTTP 503' });
   });
 
   it('when the receiver answers 408, then retry', async () => {
     const r = await receiver(respond(408));
-    expect(await sender().send(r.url(HOOK_PATH), payload, 'k')).toMatchObject({ kind: 'retry', status: 408 });
+    expect(await sender().deliver(r.url(HOOK_PATH), create, 'k')).toMatchObject({ kind: 'retry', status: 408 });
   });
 
   it('when the receiver answers 404 (or 400), then rejected', async () => {
     const r = await receiver((req, res) => respond(req.url?.includes('bad') ? 400 : 404)(req, res));
     const s = sender();
-    const outcome = await s.send(r.url(HOOK_PATH), payload, 'k');
+    const outcome = await s.deliver(r.url(HOOK_PATH), create, 'k');
     expect(outcome).toEqual({ kind: 'rejected', status: 404, reason: 'HTTP 404' });
     expectNoSecret(outcome);
-    expect(await s.send(r.url('/bad'), payload, 'k')).toEqual({ kind: 'rejected', status: 400, reason: 'HTTP 400' });
+    expect(await s.deliver(r.url('/bad'), create, 'k')).toEqual({ kind: 'rejected', status: 400, reason: 'HTTP 400' });
   });
 
   it('when the receiver answers 302, then rejected and the Location target is never requested', async () => {
     const target = await receiver(respond(204));
     const r = await receiver(respond(302, { location: target.url('/stolen') }));
-    const outcome = await sender().send(r.url(HOOK_PATH), payload, 'k');
+    const outcome = await sender().deliver(r.url(HOOK_PATH), create, 'k');
     expect(outcome).toEqual({ kind: 'rejected', status: 302, reason: 'HTTP 302: redirects are not followed' });
     expect(r.requests).toHaveLength(1);
     expect(target.requests).toHaveLength(0);
@@ -103,7 +106,7 @@ describe('webhook sender: answers from the receiver', () => {
       /* hang: never respond */
     });
     const started = performance.now();
-    const outcome = await sender({ requestTimeoutMs: 300 }).send(r.url(HOOK_PATH), payload, 'k');
+    const outcome = await sender({ requestTimeoutMs: 300 }).deliver(r.url(HOOK_PATH), create, 'k');
     const elapsed = performance.now() - started;
     expect(outcome).toEqual({ kind: 'retry', reason: 'timeout (UND_ERR_HEADERS_TIMEOUT)' });
     expect(r.requests).toHaveLength(1);
@@ -117,13 +120,13 @@ describe('webhook sender: answers from the receiver', () => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.write('partial'); // never ended
     });
-    expect(await sender({ requestTimeoutMs: 300 }).send(r.url(HOOK_PATH), payload, 'k')).toEqual({ kind: 'delivered', status: 200 });
+    expect(await sender({ requestTimeoutMs: 300 }).deliver(r.url(HOOK_PATH), create, 'k')).toEqual({ kind: 'delivered', status: 200 });
   });
 
   it('when nothing listens on the port, then retry as a network error', async () => {
     const r = await receiver(respond(204));
     await stop(r);
-    const outcome = await sender().send(r.url(HOOK_PATH), payload, 'k');
+    const outcome = await sender().deliver(r.url(HOOK_PATH), create, 'k');
     expect(outcome).toEqual({ kind: 'retry', reason: 'network error (ECONNREFUSED)' });
   });
 });
@@ -131,21 +134,21 @@ describe('webhook sender: answers from the receiver', () => {
 describe('webhook sender: SSRF guard and URL checks (allowPrivateWebhooks: false)', () => {
   it('when an http URL is sent, then it is refused before any connection', async () => {
     const r = await receiver(respond(204));
-    const outcome = await sender({ allowPrivateWebhooks: false }).send(r.url(HOOK_PATH), payload, 'k');
+    const outcome = await sender({ allowPrivateWebhooks: false }).deliver(r.url(HOOK_PATH), create, 'k');
     expect(outcome).toEqual({ kind: 'rejected', reason: 'URL scheme must be https' });
     expect(r.connections).toBe(0);
   });
 
   it('when the same receiver is reached with allowPrivateWebhooks: true, then it is delivered (the control case)', async () => {
     const r = await receiver(respond(204));
-    expect(await sender({ allowPrivateWebhooks: true }).send(r.url(HOOK_PATH), payload, 'k')).toMatchObject({ kind: 'delivered' });
+    expect(await sender({ allowPrivateWebhooks: true }).deliver(r.url(HOOK_PATH), create, 'k')).toMatchObject({ kind: 'delivered' });
     expect(r.requests).toHaveLength(1);
   });
 
   it('when an https URL has a loopback IP literal host, then it is refused before connecting', async () => {
     const r = await receiver(respond(204));
     for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '[::1]', '2130706433']) {
-      const outcome = await sender({ allowPrivateWebhooks: false }).send(`https://${host}:${r.port}${HOOK_PATH}`, payload, 'k');
+      const outcome = await sender({ allowPrivateWebhooks: false }).deliver(`https://${host}:${r.port}${HOOK_PATH}`, create, 'k');
       expect(outcome.kind).toBe('rejected');
       expect(outcome).toMatchObject({ reason: expect.stringMatching(/^Refusing to connect: address .* is not a public address/) });
       expectNoSecret(outcome);
@@ -155,7 +158,7 @@ describe('webhook sender: SSRF guard and URL checks (allowPrivateWebhooks: false
 
   it('when the host is localhost, then the guarded lookup refuses it and nothing connects', async () => {
     const r = await receiver(respond(204));
-    const outcome = await sender({ allowPrivateWebhooks: false }).send(`https://localhost:${r.port}${HOOK_PATH}`, payload, 'k');
+    const outcome = await sender({ allowPrivateWebhooks: false }).deliver(`https://localhost:${r.port}${HOOK_PATH}`, create, 'k');
     expect(outcome).toEqual({
       kind: 'rejected',
       reason: expect.stringMatching(
@@ -169,7 +172,7 @@ describe('webhook sender: SSRF guard and URL checks (allowPrivateWebhooks: false
   it('when a name resolves to a private address via the resolver, then it is refused at connect time', async () => {
     const r = await receiver(respond(204));
     const s = sender({ allowPrivateWebhooks: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
-    const outcome = await s.send(`https://hooks.example.com:${r.port}${HOOK_PATH}`, payload, 'k');
+    const outcome = await s.deliver(`https://hooks.example.com:${r.port}${HOOK_PATH}`, create, 'k');
     expect(outcome).toMatchObject({ kind: 'rejected', reason: expect.stringContaining('hooks.example.com resolves to 127.0.0.1') });
     expect(r.connections).toBe(0);
   });
@@ -182,11 +185,11 @@ describe('webhook sender: SSRF guard and URL checks (allowPrivateWebhooks: false
       [`https://user:${SECRET}@hooks.example.com/x`, 'URL must not contain credentials'],
     ];
     for (const [url, reason] of cases) {
-      const outcome = await s.send(url, payload, 'k');
+      const outcome = await s.deliver(url, create, 'k');
       expect(outcome).toEqual({ kind: 'rejected', reason });
       expectNoSecret(outcome);
     }
-    expect(await sender({ allowPrivateWebhooks: true }).send(`ftp://files.example.com/${SECRET}`, payload, 'k')).toEqual({
+    expect(await sender({ allowPrivateWebhooks: true }).deliver(`ftp://files.example.com/${SECRET}`, create, 'k')).toEqual({
       kind: 'rejected',
       reason: 'URL scheme must be https or http',
     });
@@ -199,10 +202,10 @@ describe('webhook sender: secrets and misuse', () => {
     const hang = await receiver(() => {});
     const s = sender({ requestTimeoutMs: 200 });
     const outcomes = [
-      await s.send(ok.url(HOOK_PATH), payload, 'k'),
-      await s.send(hang.url(HOOK_PATH), payload, 'k'),
-      await s.send(`http://127.0.0.1:1${HOOK_PATH}`, payload, 'k'),
-      await sender({ allowPrivateWebhooks: false }).send(`https://localhost${HOOK_PATH}`, payload, 'k'),
+      await s.deliver(ok.url(HOOK_PATH), create, 'k'),
+      await s.deliver(hang.url(HOOK_PATH), create, 'k'),
+      await s.deliver(`http://127.0.0.1:1${HOOK_PATH}`, create, 'k'),
+      await sender({ allowPrivateWebhooks: false }).deliver(`https://localhost${HOOK_PATH}`, create, 'k'),
     ];
     for (const outcome of outcomes) expectNoSecret(outcome);
   });
@@ -210,7 +213,7 @@ describe('webhook sender: secrets and misuse', () => {
   it('when the idempotency key is empty or has control characters, then send throws a TypeError without the URL', async () => {
     const s = sender();
     for (const key of ['', 'a\r\nX-Evil: 1', 'k'.repeat(256)]) {
-      const error = await s.send(`https://hooks.example.com${HOOK_PATH}`, payload, key).catch((e: unknown) => e);
+      const error = await s.deliver(`https://hooks.example.com${HOOK_PATH}`, create, key).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TypeError);
       expect(String(error)).not.toContain(SECRET);
     }
@@ -220,7 +223,7 @@ describe('webhook sender: secrets and misuse', () => {
     const s = sender();
     await s.close();
     await s.close();
-    await expect(s.send(`https://hooks.example.com${HOOK_PATH}`, payload, 'k')).rejects.toThrow('the webhook sender is closed');
+    await expect(s.deliver(`https://hooks.example.com${HOOK_PATH}`, create, 'k')).rejects.toThrow('the webhook sender is closed');
   });
 });
 
