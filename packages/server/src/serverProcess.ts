@@ -56,7 +56,12 @@ async function main(): Promise<void> {
     config.host,
   );
 
-  const endpoints = (await store.endpoints.listIds(undefined, 1)).length;
+  // Only for the first-run hint below: the server is already serving, so a failed look is not a
+  // failed start (the store answers every request with its own 503 until it is back).
+  const endpoints = await store.endpoints.listIds(undefined, 1).then(
+    (ids) => ids.length,
+    () => undefined,
+  );
   logger.info(
     {
       url: running.url,

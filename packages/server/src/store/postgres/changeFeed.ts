@@ -10,12 +10,13 @@
 // check query.
 import pg from 'pg';
 import { type ChangeFeed, type ChangeListener, Subscribers } from '../changeFeed.ts';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from './database.ts';
 
 export const CHANGES_CHANNEL = 'chatbridge_changes';
 
 export interface PostgresChangeFeedOptions {
   connectionString: string;
-  /** Opening the connection fails after this (default 2000 ms). */
+  /** Opening the connection fails after this (default {@link DEFAULT_CONNECT_TIMEOUT_MS}). */
   connectionTimeoutMs?: number;
   /** Reconnection delays double from `minMs` to `maxMs` (defaults 100 ms and 10 s), with jitter. */
   reconnect?: { minMs?: number; maxMs?: number };
@@ -89,7 +90,7 @@ export class PostgresChangeFeed implements ChangeFeed {
     if (this.closed) return;
     const client = new pg.Client({
       connectionString: this.options.connectionString,
-      connectionTimeoutMillis: this.options.connectionTimeoutMs ?? 2000,
+      connectionTimeoutMillis: this.options.connectionTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       keepAlive: true,
       application_name: 'chatbridge-listen',
     });

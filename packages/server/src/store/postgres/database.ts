@@ -13,7 +13,7 @@ export interface PostgresStoreOptions {
   connectionString: string;
   /** Connections per instance (default 10). Several instances share the server's max_connections. */
   poolSize?: number;
-  /** Opening a new connection fails after this (default 2000 ms). */
+  /** Opening a new connection fails after this (default {@link DEFAULT_CONNECT_TIMEOUT_MS}). */
   connectionTimeoutMs?: number;
   /** Waiting for a free connection while the whole pool is busy fails after this (default 10 s). */
   acquireTimeoutMs?: number;
@@ -35,6 +35,13 @@ export interface PostgresStoreOptions {
 
 /** The PostgreSQL schema's migrations (postgres/migrations/), read from the files shipped with the code. */
 export const loadMigrations = (): Migration[] => loadMigrationFiles(new URL('./migrations/', import.meta.url));
+
+/**
+ * How long opening a connection may take. PostgreSQL forks a backend for each one, which on a busy
+ * host takes seconds rather than milliseconds; a database that is really gone is still reported well
+ * within a bot's 10 s request timeout.
+ */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 
 /** Migrations may legitimately take longer than a request; they still must not hang forever. */
 const MIGRATION_STATEMENT_TIMEOUT_MS = 60_000;
@@ -114,7 +121,7 @@ export class PostgresDatabase {
     this.eventWindow = { ...DEFAULT_EVENT_WINDOW, ...options.eventWindow };
     this.changeWindow = { ...DEFAULT_CHANGE_WINDOW, ...options.changeWindow };
     const statementTimeout = options.statementTimeoutMs ?? 5000;
-    const connectTimeout = options.connectionTimeoutMs ?? 2000;
+    const connectTimeout = options.connectionTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     // pg-pool applies one connectionTimeoutMillis both to connecting and to queueing for a busy
     // pool. Queueing needs more room: a burst on one endpoint serialises on its row lock (a commit
     // each, a couple of ms), so hundreds of concurrent updates legitimately queue for a second or
@@ -149,7 +156,7 @@ export class PostgresDatabase {
   async migrate(): Promise<void> {
     const client = new pg.Client({
       connectionString: this.options.connectionString,
-      connectionTimeoutMillis: this.options.connectionTimeoutMs ?? 2000,
+      connectionTimeoutMillis: this.options.connectionTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + 5000,
       application_name: 'chatbridge-migrate',
     });
