@@ -77,7 +77,7 @@ async function startCuttableProxy(target: URL) {
 }
 
 /**
- * The store's timeouts, shorter than its defaults (connect 2 s, statement 5 s, and the client's own
+ * The store's timeouts, shorter than its defaults (connect 5 s, statement 5 s, and the client's own
  * limit 2 s past that: 7 s) so that the outages below end in seconds; an outage is met the same way
  * whatever they are.
  */
