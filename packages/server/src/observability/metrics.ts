@@ -24,14 +24,14 @@ export function createGroupCommitMetrics(registry: Registry): GroupCommitMetrics
   return {
     duration: new Histogram({
       name: 'chatbridge_sqlite_group_commit_seconds',
-      help: 'Time a group commit holds the event loop, by phase: statements (every update in it) and commit (the WAL write, its fsync, any checkpoint).',
+      help: 'Time a group commit holds the event loop, by phase: statements (every update and acknowledged delivery in it) and commit (the WAL write, its fsync, any checkpoint).',
       labelNames: ['phase'],
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
       registers: [registry],
     }),
     updates: new Histogram({
       name: 'chatbridge_sqlite_group_commit_updates',
-      help: 'Updates committed together in one transaction (one fsync).',
+      help: 'Updates and acknowledged deliveries committed together in one transaction (one fsync).',
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers: [registry],
     }),

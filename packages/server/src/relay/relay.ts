@@ -343,20 +343,27 @@ export class Relay {
   /**
    * Records a delivery the webhook accepted. A store error here must not lead to sending it again
    * (it would be, by any instance, when its lease runs out), so the write is retried, backing off,
-   * for as long as the lease holds; only then is it given up, with an error logged.
+   * for as long as the lease holds; only then is it given up, with an error logged. A pause the
+   * webhook asked for (`holdMs`: its rate limit's window is used up) is written in the same commit.
    */
-  private async acknowledge(d: Delivery, log: Logger, leaseEnds: number, messageId: string | undefined): Promise<void> {
+  private async acknowledge(d: Delivery, log: Logger, leaseEnds: number, outcome: { messageId?: string; holdMs?: number }): Promise<void> {
+    const { messageId, holdMs } = outcome;
+    const holdUntil = holdMs !== undefined && holdMs > 0 ? this.options.clock() + holdMs : undefined;
     // A create marks the message read by the platform and records the copy's ID the webhook answered
     // with (the ID even when the message was deleted meanwhile: the delete queued behind needs it).
     const ids = d.kind === 'create' && messageId !== undefined ? [{ number: d.seq, platform: d.platform, id: messageId }] : undefined;
     for (let attempt = 1, delayMs = ACK_RETRY_FIRST_MS; ; attempt++, delayMs = Math.min(delayMs * 2, ACK_RETRY_MAX_MS)) {
       try {
-        await this.options.store.deliveries.complete(d, (row, stillQueued) => {
-          if (!row || !stillQueued || d.kind !== 'create') return { result: undefined };
-          const next = markRead(row, d.platform, d.seq);
-          if (next.marked === undefined && ids === undefined) return { result: undefined };
-          return { write: { ...next.row, messages: { ...next.messages, ...(ids && { ids }) } }, result: undefined };
-        });
+        await this.options.store.deliveries.complete(
+          d,
+          (row, stillQueued) => {
+            if (!row || !stillQueued || d.kind !== 'create') return { result: undefined };
+            const next = markRead(row, d.platform, d.seq);
+            if (next.marked === undefined && ids === undefined) return { result: undefined };
+            return { write: { ...next.row, messages: { ...next.messages, ...(ids && { ids }) } }, result: undefined };
+          },
+          holdUntil,
+        );
         return;
       } catch (err) {
         // Given up when the lease would run out first, or on shutdown after its grace: logged by
@@ -436,11 +443,10 @@ export class Relay {
       return;
     }
     if (outcome.kind === 'delivered') {
-      await this.acknowledge(d, log, leaseEnds, outcome.messageId);
+      await this.acknowledge(d, log, leaseEnds, outcome);
       this.count('delivered');
       log.info({ status: outcome.status }, 'webhook delivered');
       if (outcome.holdMs !== undefined && outcome.holdMs > 0) {
-        await store.deliveries.hold(d.endpointId, d.platform, d.url, clock() + outcome.holdMs);
         this.count('held');
         log.info({ holdMs: outcome.holdMs }, 'webhook rate limit used up; its queue waits');
       }

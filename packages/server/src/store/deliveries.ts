@@ -36,18 +36,19 @@ export interface Deliveries {
   /**
    * The delivery succeeded: removes its entry and, in the same transaction, applies `decide` to its
    * endpoint (marks the platform read) as Endpoints.update does. If the entry is gone (superseded),
-   * `decide` sees that.
+   * `decide` sees that. With `holdUntil` (epoch ms), the webhook asked for a pause (its rate limit's
+   * window is used up): none of the endpoint's entries to it, queued now or later, is claimed before
+   * then, from the same commit on, so no claim sees its next entry due in between.
    */
-  complete<T>(delivery: Delivery, decide: (current: StoredEndpoint | undefined, stillQueued: boolean) => Decision<T>): Promise<T>;
+  complete<T>(
+    delivery: Delivery,
+    decide: (current: StoredEndpoint | undefined, stillQueued: boolean) => Decision<T>,
+    holdUntil?: number,
+  ): Promise<T>;
   /** Not delivered yet: releases the lease and schedules the next attempt. */
   retry(id: number, nextAttemptAt: number): Promise<void>;
   /** Gives up on an entry. */
   drop(id: number): Promise<void>;
-  /**
-   * The webhook asked for a pause (its rate limit's window is used up): none of the endpoint's entries
-   * to it is attempted before `until` (epoch ms).
-   */
-  hold(endpointId: string, platform: Platform, url: string, until: number): Promise<void>;
   /** Outbox entries waiting (for metrics and tests). */
   count(): Promise<number>;
 }

@@ -21,7 +21,7 @@ export type { Bots, Changes, Counters, Deliveries, Endpoints, MessageLog, Snapsh
 
 /** One group commit, timed on the event loop (wall time: the loop serves nothing else meanwhile). */
 export interface GroupCommitTiming {
-  /** Updates in the transaction. */
+  /** Updates in the transaction (acknowledged webhook deliveries included). */
   updates: number;
   /** BEGIN, then every update's read, decision and statements, in milliseconds. */
   statementsMs: number;

@@ -63,6 +63,31 @@ function rateLimited(): (n: number) => Answer {
   };
 }
 
+/**
+ * 3 posts per window, and each answer says how many the window has left; the one that uses it up
+ * says it ends 0.5 s later (`X-RateLimit-Reset-After`), as chat platforms announce their limits. A
+ * post before then is refused with 429 and counted in `refused`.
+ */
+function announcingLimit(): { answer: (n: number) => Answer; refused: () => number } {
+  let closedUntil = 0;
+  let used = 0;
+  let refused = 0;
+  return {
+    refused: () => refused,
+    answer: (): Answer => {
+      if (Date.now() < closedUntil) {
+        refused++;
+        return { status: 429, headers: { 'retry-after': '1' } };
+      }
+      used++;
+      if (used < 3) return { status: 204, headers: { 'x-ratelimit-remaining': String(3 - used) } };
+      used = 0;
+      closedUntil = Date.now() + 500;
+      return { status: 204, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset-after': '0.5' } };
+    },
+  };
+}
+
 const stores: [string, () => Promise<{ options: TestServerOptions; cleanup: () => Promise<void> }>][] = [
   ['sqlite', async () => ({ options: {}, cleanup: async () => {} })],
 ];
@@ -195,6 +220,18 @@ describe.each(stores)('message log (%s)', (_name, open) => {
     await eventually(() => hook.contents.length >= 10, 20_000);
     await sleep(200);
     expect(hook.contents).toEqual(sent);
+  }, 30_000);
+
+  it('when the chat_a webhook announces its limit with each answer (3 per window, then X-RateLimit-Remaining: 0 and Reset-After), then the relay waits out each used-up window: all 10 arrive in order and no post is refused', async () => {
+    const limit = announcingLimit();
+    const hook = await startHook(limit.answer);
+    hooks.push(hook);
+    const { id, token } = await community(hook.url);
+    const sent = await burst(id, token, 10, 30);
+    await eventually(() => hook.contents.length >= 10, 20_000);
+    await sleep(200);
+    expect(hook.contents).toEqual(sent);
+    expect(limit.refused()).toBe(0);
   }, 30_000);
 
   it('when bots poll while a burst arrives, then a bot key loop and a token loop with platform each relay all 10 in order, and listMessages lists the 10', async () => {

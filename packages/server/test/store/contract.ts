@@ -379,13 +379,30 @@ export function describeStoreContract(name: string, open: (options?: ContractSto
         expect(handed).toEqual([2, 3, 4, 5]);
       });
 
-      it("when a webhook's queue is held, then none of its entries is due before the time given; other webhooks' are", async () => {
+      it("when a delivery completes with a pause (the webhook's rate limit is used up), then none of that webhook's entries is due before the time given; other webhooks' are", async () => {
         await pend('ep-o', 1);
-        await pend('ep-o', 2, [draft('chat_a')]);
-        await store.deliveries.hold('ep-o', 'chat_a', draft('chat_a').url, 5000);
-        expect((await store.deliveries.claim(2000, 60_000, 10)).map((d) => [d.seq, d.platform])).toEqual([[1, 'chat_b']]);
+        await pend('ep-o', 2);
+        await pend('ep-o', 3, [draft('chat_a')]);
+        const first = await store.deliveries.claim(2000, 100, 10);
+        expect(first.map((d) => [d.seq, d.platform])).toEqual([
+          [1, 'chat_a'],
+          [1, 'chat_b'],
+        ]);
+        await store.deliveries.complete(first[0]!, () => ({ result: undefined }), 5000);
+        await store.deliveries.complete(first[1]!, () => ({ result: undefined }));
+        expect((await store.deliveries.claim(2000, 60_000, 10)).map((d) => [d.seq, d.platform])).toEqual([[2, 'chat_b']]);
         expect((await store.deliveries.claim(4999, 60_000, 10)).map((d) => [d.seq, d.platform])).toEqual([]);
-        expect((await store.deliveries.claim(5000, 60_000, 10)).map((d) => [d.seq, d.platform])).toEqual([[1, 'chat_a']]);
+        expect((await store.deliveries.claim(5000, 60_000, 10)).map((d) => [d.seq, d.platform])).toEqual([[2, 'chat_a']]);
+      });
+
+      it("when a webhook's queue was empty as it paused, then what is queued to it during the pause is not due before the pause ends", async () => {
+        await pend('ep-o', 1, [draft('chat_a')]);
+        const [first] = await store.deliveries.claim(2000, 60_000, 10);
+        await store.deliveries.complete(first!, () => ({ result: undefined }), 5000);
+        await pend('ep-o', 2);
+        expect((await store.deliveries.claim(2000, 60_000, 10)).map((d) => [d.seq, d.platform])).toEqual([[2, 'chat_b']]);
+        expect((await store.deliveries.claim(4999, 60_000, 10)).map((d) => [d.seq, d.platform])).toEqual([]);
+        expect((await store.deliveries.claim(5000, 60_000, 10)).map((d) => [d.seq, d.platform])).toEqual([[2, 'chat_a']]);
       });
 
       it('when the endpoint returns to idle, then all its entries are dropped', async () => {

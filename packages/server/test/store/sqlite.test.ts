@@ -119,12 +119,11 @@ describe('SqliteEndpointStore', () => {
     await store.close();
   });
 
-  it('when a file with deliveries queued under the previous schema is opened, then each webhook hands out its oldest first and the rest in order', async () => {
+  it('when a file with deliveries queued under schema version 8 (before message IDs) is opened, then each webhook hands out its oldest first and the rest in order', async () => {
     const file = scratchFile();
     const old = new DatabaseSync(file);
-    const migrations = sqliteMigrations();
-    for (const migration of migrations.slice(0, -1)) old.exec(migration.sql);
-    old.exec(`PRAGMA user_version = ${migrations.length - 1}`);
+    for (const migration of sqliteMigrations().slice(0, 8)) old.exec(migration.sql);
+    old.exec('PRAGMA user_version = 8');
     old
       .prepare('INSERT INTO endpoints (id, token_hash, record) VALUES (?, ?, ?)')
       .run('ep-1', hashToken('t'), JSON.stringify(initialRecord()));

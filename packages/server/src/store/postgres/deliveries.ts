@@ -22,12 +22,16 @@ const SQL = {
                        WHERE o.head AND o.next_attempt_at <= $2 AND o.lease_until <= $2 AND (o.expires_at > $2 OR o.kind <> 'create')
                          AND ($4::text IS NULL OR o.platform = $4)
                          AND NOT (o.endpoint_id = ANY ($5::text[]))
+                         AND NOT EXISTS (SELECT 1 FROM webhook_holds h WHERE h.endpoint_id = o.endpoint_id
+                                           AND h.platform = o.platform AND h.url = o.url AND h.until > $2)
                        ORDER BY o.next_attempt_at, o.id LIMIT $3
                        FOR UPDATE SKIP LOCKED)
           RETURNING id, endpoint_id, message_seq, platform, url, payload, attempts, expires_at, kind`,
   dequeue: 'DELETE FROM outbox WHERE id = $1',
   lockOf: 'SELECT 1 FROM endpoints WHERE id = (SELECT endpoint_id FROM outbox WHERE id = $1) FOR UPDATE',
-  hold: 'UPDATE outbox SET next_attempt_at = greatest(next_attempt_at, $4) WHERE endpoint_id = $1 AND platform = $2 AND url = $3',
+  endedHolds: 'DELETE FROM webhook_holds WHERE endpoint_id = $1 AND until <= $2',
+  hold: `INSERT INTO webhook_holds (endpoint_id, platform, url, until) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (endpoint_id, platform, url) DO UPDATE SET until = greatest(webhook_holds.until, excluded.until)`,
   retry: 'UPDATE outbox SET next_attempt_at = $2, lease_until = 0 WHERE id = $1',
   count: 'SELECT count(*) AS n FROM outbox',
 } as const;
@@ -58,12 +62,21 @@ export class PostgresDeliveries implements Deliveries {
     return claimed.map(toDelivery).sort((a, b) => a.id - b.id);
   }
 
-  async complete<T>(delivery: Delivery, decide: (current: StoredEndpoint | undefined, stillQueued: boolean) => Decision<T>): Promise<T> {
+  async complete<T>(
+    delivery: Delivery,
+    decide: (current: StoredEndpoint | undefined, stillQueued: boolean) => Decision<T>,
+    holdUntil?: number,
+  ): Promise<T> {
+    const { id, endpointId, platform, url } = delivery;
     return this.database.transaction(async (client: pg.PoolClient) => {
       // Endpoint row first, then the entry: the lock order every writer uses.
-      const current = await this.writes.lock(client, delivery.endpointId);
-      const stillQueued = (await client.query(statement('dequeue', [delivery.id]))).rowCount === 1;
-      return this.writes.decideLocked(client, delivery.endpointId, current, (row) => decide(row, stillQueued));
+      const current = await this.writes.lock(client, endpointId);
+      const stillQueued = (await client.query(statement('dequeue', [id]))).rowCount === 1;
+      if (holdUntil !== undefined) {
+        await client.query(statement('endedHolds', [endpointId, this.database.clock()]));
+        await client.query(statement('hold', [endpointId, platform, url, holdUntil]));
+      }
+      return this.writes.decideLocked(client, endpointId, current, (row) => decide(row, stillQueued));
     });
   }
 
@@ -78,10 +91,6 @@ export class PostgresDeliveries implements Deliveries {
       await client.query(statement('lockOf', [id]));
       await client.query(statement('dequeue', [id]));
     });
-  }
-
-  async hold(endpointId: string, platform: Platform, url: string, until: number): Promise<void> {
-    await this.database.pool.query(statement('hold', [endpointId, platform, url, until]));
   }
 
   async count(): Promise<number> {

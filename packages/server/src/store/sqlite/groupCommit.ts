@@ -1,5 +1,6 @@
-// The SQLite store's group commit: the updates queued during one event-loop turn run in one
-// transaction and are all acknowledged after its single COMMIT. It buys throughput: one fsync covers
+// The SQLite store's group commit: the updates queued during one event-loop turn (and the relay's
+// acknowledged deliveries, which are writes of their endpoint too) run in one transaction and are all
+// acknowledged after its single COMMIT. It buys throughput: one fsync covers
 // the batch (an fsync per update would bound updates per second), and nothing is acknowledged before
 // it is durable.
 import type { GroupCommitTiming } from '../port.ts';

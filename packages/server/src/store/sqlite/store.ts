@@ -33,7 +33,7 @@ export class SqliteEndpointStore implements EndpointStore {
     this.groupCommit = new GroupCommit(this.database, writes, options.lockWaitMs ?? 5000);
     this.endpoints = new SqliteEndpoints(this.database, writes, this.groupCommit);
     this.bots = new SqliteBots(this.database);
-    this.deliveries = new SqliteDeliveries(this.database, writes);
+    this.deliveries = new SqliteDeliveries(this.database, writes, this.groupCommit);
     this.changes = new SqliteChanges(this.database, writes, options.othersCheckMs ?? 250);
     this.snapshot = new SqliteSnapshot(this.database, this.bots);
   }
