@@ -93,6 +93,18 @@ const latency = (...[n, key, title, kind, endpoints, fanOut, rate, p99Ms, fullS 
 });
 type LatencyArgs = [number, string, string, LatencySpec['kind'], number, number, number, number, number?];
 
+/**
+ * Delivery scenario n: 100 `selfuse` endpoints, 1,000 messages/s for 30 s, each message to a webhook
+ * (one endpoint's also to a rate-limited one). Quick: 200 messages/s for 3 s.
+ */
+const delivery = (n: number, key: string, title: string, store: Store): Scenario => ({
+  ...{ n, key, title, server: 'chatbridge', store, op: 'update' },
+  delivery: {
+    ...{ endpoints: 100, ratePerSec: argv.quick ? 200 : 1_000, limitedPerSec: 3, durationS: argv.quick ? 3 : 30 },
+    ...{ quietMs: argv.quick ? 2_000 : 5_000, maxWaitMs: argv.quick ? 8_000 : 60_000 },
+  },
+});
+
 const SCENARIOS: Scenario[] = [
   { n: 1, key: 'baseline', title: 'baseline: bare node:http', server: 'baseline', store: 'small', op: 'get' },
   { n: 2, key: 'get-sqlite', title: 'getEndpoint, SQLite', server: 'chatbridge', store: 'small', op: 'get' },
@@ -103,13 +115,8 @@ const SCENARIOS: Scenario[] = [
   latency(8, 'latency-bot', 'update → event, 4 bot streams, SQLite', 'bot', 10_000, 4, 1_000, 50),
   latency(9, 'latency-cross', 'update → event, other instance, PostgreSQL', 'cross', 5_000, 2, 1_000, 100),
   latency(10, 'latency-webhooks', 'update → webhook request, SQLite', 'webhooks', 5_000, 2, 500, 100),
-  {
-    ...{ n: 11, key: 'delivery', title: 'delivery: accepted → every webhook, SQLite', server: 'chatbridge', store: 'small', op: 'update' },
-    delivery: {
-      ...{ endpoints: 100, ratePerSec: argv.quick ? 200 : 1_000, limitedPerSec: 3, durationS: argv.quick ? 3 : 30 },
-      ...{ quietMs: argv.quick ? 2_000 : 5_000, maxWaitMs: argv.quick ? 8_000 : 60_000 },
-    },
-  },
+  delivery(11, 'delivery', 'delivery: accepted → every webhook, SQLite', 'small'),
+  delivery(12, 'delivery-postgres', 'delivery: accepted → every webhook, PostgreSQL', 'postgres'),
 ];
 const BASELINE = SCENARIOS[0]!;
 
@@ -121,7 +128,7 @@ function pick(list: string | undefined): Set<string> | undefined {
       .filter(Boolean)
       .map((item) => {
         const s = SCENARIOS.find((d) => String(d.n) === item.trim() || d.key === item.trim());
-        return s ? s.key : usage(`unknown scenario "${item}"; use 1-5, 7-11 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
+        return s ? s.key : usage(`unknown scenario "${item}"; use 1-5, 7-12 or ${SCENARIOS.map((d) => d.key).join(', ')}`);
       }),
   );
 }
@@ -448,7 +455,7 @@ async function main(): Promise<number> {
       } else {
         const scratch = await scratchDatabase();
         dropDatabase = scratch.drop;
-        if (chosen.some((s) => s.store === 'postgres' && !s.latency))
+        if (chosen.some((s) => s.store === 'postgres' && !s.latency && !s.delivery))
           data.postgres = await seed('postgres', scratch.storeEnv, ['--count', n], dir);
         else data.postgres = { storeEnv: scratch.storeEnv, seed: data.small.seed };
       }
@@ -465,7 +472,7 @@ async function main(): Promise<number> {
       }
       if (s.delivery) {
         log(`Running ${s.n} ${s.title}...`);
-        results.push(await runDeliveryScenario(s, sqlite(s.key), dir));
+        results.push(await runDeliveryScenario(s, s.store === 'postgres' ? dataset.storeEnv : sqlite(s.key), dir));
         continue;
       }
       await baseline?.(s.key);
