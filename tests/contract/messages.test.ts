@@ -8,7 +8,8 @@
 // Every answer, of either target, is checked against the spec: status, media type, body and headers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatbridgeClient, type EndpointEvent, type LoggedMessage, type MessageLogEvent } from '@chatbridge/client';
-import { type Exchange, failure, operationOf, recording } from './exchanges.ts';
+import { failure } from '../../packages/server/test/http/harness.ts';
+import { type Exchange, operationOf, recording } from './exchanges.ts';
 import { capture, eventData, headerViolations, violations } from './spec.ts';
 import { MOCK_TOKEN, type ServerTarget, startMockTarget, startServerTarget, type Target } from './targets.ts';
 

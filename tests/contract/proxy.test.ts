@@ -7,7 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatbridgeClient, type EndpointRecord, REDACTED_WEBHOOK } from '@chatbridge/client';
-import { type Exchange, failure, operationOf, recording } from './exchanges.ts';
+import { failure } from '../../packages/server/test/http/harness.ts';
+import { type Exchange, operationOf, recording } from './exchanges.ts';
 import { capture, type CapturedResponse, headerViolations, violations } from './spec.ts';
 import { ENDPOINT_ID, MOCK_TOKEN, type PrismProcess, type ServerTarget, startPrismProxy, startServerTarget } from './targets.ts';
 
