@@ -344,11 +344,15 @@ export class Relay {
    * Records a delivery the webhook accepted. A store error here must not lead to sending it again
    * (it would be, by any instance, when its lease runs out), so the write is retried, backing off,
    * for as long as the lease holds; only then is it given up, with an error logged. A pause the
-   * webhook asked for (`holdMs`: its rate limit's window is used up) is written in the same commit.
+   * webhook asked for (`holdUntil`: its rate limit's window is used up) is written in the same commit.
    */
-  private async acknowledge(d: Delivery, log: Logger, leaseEnds: number, outcome: { messageId?: string; holdMs?: number }): Promise<void> {
-    const { messageId, holdMs } = outcome;
-    const holdUntil = holdMs !== undefined && holdMs > 0 ? this.options.clock() + holdMs : undefined;
+  private async acknowledge(
+    d: Delivery,
+    log: Logger,
+    leaseEnds: number,
+    messageId: string | undefined,
+    holdUntil: number | undefined,
+  ): Promise<void> {
     // A create marks the message read by the platform and records the copy's ID the webhook answered
     // with (the ID even when the message was deleted meanwhile: the delete queued behind needs it).
     const ids = d.kind === 'create' && messageId !== undefined ? [{ number: d.seq, platform: d.platform, id: messageId }] : undefined;
@@ -443,10 +447,11 @@ export class Relay {
       return;
     }
     if (outcome.kind === 'delivered') {
-      await this.acknowledge(d, log, leaseEnds, outcome);
+      const holdUntil = outcome.holdMs !== undefined && outcome.holdMs > 0 ? clock() + outcome.holdMs : undefined;
+      await this.acknowledge(d, log, leaseEnds, outcome.messageId, holdUntil);
       this.count('delivered');
       log.info({ status: outcome.status }, 'webhook delivered');
-      if (outcome.holdMs !== undefined && outcome.holdMs > 0) {
+      if (holdUntil !== undefined) {
         this.count('held');
         log.info({ holdMs: outcome.holdMs }, 'webhook rate limit used up; its queue waits');
       }
